@@ -1,0 +1,73 @@
+"""The `gradrepl` command line: a thin argparse layer over gradrepl/commands/.
+
+No torch, no sympy here: commands start a kernel process for that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from gradrepl import __version__
+
+# Each name is a module in gradrepl/commands/ with register() and run().
+COMMANDS = (
+    "run",
+    "doctor",
+)
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+    parser = argparse.ArgumentParser(
+        prog="gradrepl",
+        description="A terminal tutor for PyTorch autograd. With no command, opens the tutor.",
+    )
+    parser.add_argument("--version", action="version", version=f"gradrepl {__version__}")
+    parser.add_argument("--plain", action="store_true", help="use the plain prompt_toolkit REPL instead of the TUI")
+    from gradrepl.commands.common import add_kernel_options
+
+    add_kernel_options(parser, top_level=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules = {}
+    for name in COMMANDS:
+        module = importlib.import_module(f"gradrepl.commands.{name}")
+        module.register(subparsers)
+        modules[name] = module
+    return parser, modules
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, modules = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return _interactive(args)
+        return modules[args.command].run(args)
+    except UsageError as exc:
+        print(f"gradrepl: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _interactive(args: argparse.Namespace) -> int:
+    if args.plain or not _has_tui():
+        from gradrepl.plain.repl import run_repl
+
+        return run_repl(args)
+    from gradrepl.tui.app import run_app
+
+    return run_app(args)
+
+
+def _has_tui() -> bool:
+    return importlib.util.find_spec("gradrepl.tui.app") is not None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

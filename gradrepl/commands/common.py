@@ -1,0 +1,81 @@
+"""Options shared by every command that starts a kernel, and helpers to drive one."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from gradrepl.kernel.options import KernelOptions
+
+
+def add_kernel_options(parser: argparse.ArgumentParser, step_timeout: float | None = None,
+                       top_level: bool = False) -> None:
+    """Sandbox flags. A subcommand's copy must not overwrite what was given before the command."""
+    default = None if top_level else argparse.SUPPRESS
+    group = parser.add_argument_group("sandbox")
+    group.add_argument("--memory-limit", metavar="SIZE", default=default,
+                       help="memory the kernel may use, e.g. 2G or 512M (default: min(4G, half of RAM))")
+    group.add_argument("--allow-network", action="store_true", default=False if top_level else argparse.SUPPRESS,
+                       help="let learner code open network connections")
+    group.add_argument("--workspace", metavar="DIR", default=default,
+                       help="one more folder learner code may write to")
+    if step_timeout is not None:
+        group.add_argument("--step-timeout", metavar="S", type=float, default=step_timeout,
+                           help=f"interrupt a step that runs longer than S seconds (default {step_timeout:g})")
+
+
+def kernel_options(args: argparse.Namespace) -> KernelOptions:
+    """Turn parsed flags into KernelOptions; bad values raise UsageError."""
+    from gradrepl.cli import UsageError
+    from gradrepl.kernel.sandbox import parse_size
+
+    memory = None
+    if getattr(args, "memory_limit", None):
+        try:
+            memory = parse_size(args.memory_limit)
+        except ValueError as exc:
+            raise UsageError(f"--memory-limit: {exc}") from None
+    timeout = getattr(args, "step_timeout", None)
+    if timeout is not None and timeout <= 0:
+        raise UsageError("--step-timeout must be a positive number of seconds")
+    workspace = getattr(args, "workspace", None)
+    if workspace:
+        import os
+
+        if not os.path.isdir(workspace):
+            raise UsageError(f"--workspace: {workspace} is not a folder")
+        workspace = os.path.abspath(workspace)
+    return KernelOptions(memory_limit=memory, allow_network=getattr(args, "allow_network", False),
+                         workspace=workspace, step_timeout=timeout)
+
+
+def emit_json(obj: dict) -> None:
+    """One self-contained JSON object per line, flushed so a pipe reader sees it at once."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def read_source(path: str) -> str:
+    """A script or lesson file as text; unreadable or non-UTF-8 files are usage errors."""
+    from gradrepl.cli import UsageError
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}); "
+                         "save it as UTF-8") from None
+
+
+def run_async(coro) -> int:
+    return asyncio.run(coro)

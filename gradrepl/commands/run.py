@@ -1,0 +1,124 @@
+"""`gradrepl run FILE`: replay a script step by step in the sandboxed kernel."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import time
+
+from gradrepl import __version__
+from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, read_source, run_async
+from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
+from gradrepl.textviews import tensor_table
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run", help="replay a script step by step, with the autograd state after each step",
+        description="Run FILE one top-level statement at a time in a sandboxed kernel and report, after "
+                    "each step, its output, errors (explained) and the tensors that changed.")
+    parser.add_argument("file", metavar="FILE", help="a Python script")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line (session, steps, summary)")
+    parser.add_argument("--stop-on-error", action="store_true", help="stop at the first step that raises")
+    add_kernel_options(parser, step_timeout=30.0)
+
+
+def split_steps(source: str, path: str) -> list[tuple[int, str]]:
+    """The script's top-level statements as (first line, source). Raises SyntaxError."""
+    tree = ast.parse(source, path, "exec")
+    lines = source.splitlines(True)
+    steps = []
+    for node in tree.body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        steps.append((first, "".join(lines[first - 1:node.end_lineno]).rstrip("\n")))
+    return steps
+
+
+def run(args: argparse.Namespace) -> int:
+    from gradrepl.cli import UsageError
+
+    source = read_source(args.file)
+    try:
+        steps = split_steps(source, args.file)
+    except SyntaxError as exc:
+        raise UsageError(f"{args.file}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}; "
+                         "nothing was run") from None
+    options = kernel_options(args)
+    return run_async(_replay(args, steps, options))
+
+
+async def _replay(args, steps, options) -> int:
+    from gradrepl.session import Session
+
+    started = time.perf_counter()
+    errors = 0
+    ran = 0
+    async with Session(options) as session:
+        header = {"type": "session", "gradrepl": __version__, "protocol": PROTOCOL_VERSION, "file": args.file,
+                  "steps": len(steps), "kernel": session.kernel_info, "sandbox": session.sandbox}
+        if args.json:
+            emit_json(header)
+        else:
+            _print_header(header)
+        for line, text in steps:
+            result = await session.execute(text)
+            ran += 1
+            if args.json:
+                emit_json(_json_line(result, line, session))
+            else:
+                _print_step(result, line)
+            if result.error:
+                errors += 1
+                if args.stop_on_error:
+                    break
+    summary = {"type": "summary", "steps": ran, "errors": errors, "skipped": len(steps) - ran,
+               "duration_ms": round((time.perf_counter() - started) * 1000, 1)}
+    if args.json:
+        emit_json(summary)
+    else:
+        print(f"\n{ran} steps, {errors} with errors" + (f", {summary['skipped']} not run" if summary["skipped"] else "")
+              + f" ({summary['duration_ms'] / 1000:.2f} s)")
+    return 1 if errors else 0
+
+
+def _json_line(result: StepResult, line: int, session) -> dict:
+    data = result.to_json()
+    data["line"] = line
+    data["tensors"] = list(session.tensors.values())  # every live tensor, each with its changed flag
+    return data
+
+
+def _print_header(header: dict) -> None:
+    layers = header["sandbox"]
+    active = [name for name, layer in layers.items() if layer.get("active")]
+    missing = [name for name, layer in layers.items() if not layer.get("active")]
+    print(f"gradrepl {header['gradrepl']} · {header['file']} · {header['steps']} steps · "
+          f"kernel pid {header['kernel']['pid']} ({header['kernel']['mode']})")
+    print(f"sandbox: {', '.join(active) or 'none'} active" + (f"; missing: {', '.join(missing)}" if missing else ""))
+
+
+def _print_step(result: StepResult, line: int) -> None:
+    print(f"\n── step {result.step} · line {line} · {result.duration_ms:.1f} ms " + "─" * 20)
+    for source_line in result.source.splitlines():
+        print(f">>> {source_line}")
+    if result.stdout:
+        print(result.stdout, end="" if result.stdout.endswith("\n") else "\n")
+    if result.stderr:
+        print(result.stderr, end="" if result.stderr.endswith("\n") else "\n")
+    if result.result is not None:
+        print(result.result)
+    if result.display:
+        print(result.display)
+    if result.error:
+        if result.error.traceback:
+            print(result.error.traceback.rstrip())
+        else:
+            print(f"{result.error.type}: {result.error.message}")
+        if result.error.explanation:
+            print(f"  why: {result.error.explanation}")
+    for note in result.notes:
+        print(f"  note: {note}")
+    if result.tensors:
+        print(tensor_table(result.tensors))
+    if result.removed:
+        print(f"  removed: {', '.join(result.removed)}")

@@ -1,0 +1,1 @@
+"""The kernel: a separate process that runs learner code (and imports torch)."""

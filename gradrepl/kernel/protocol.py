@@ -1,0 +1,110 @@
+"""The only wire format between a frontend and a kernel.
+
+JSON lines on a dedicated pipe pair. Every request is ``{"v", "id", "op", ...}``
+and every reply ``{"v", "id", "type": "reply", "ok", ...}``; the kernel also
+sends unsolicited ``{"type": "ready"}`` once it can take work. The learner's
+stdout/stderr travel on their own pipes and end each step with a sentinel line
+so the client knows all output of the step has arrived.
+
+This module imports nothing heavy: both sides use it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+# Requests a kernel understands.
+OPS = (
+    "execute",   # {source, step}             -> {step payload}
+    "complete",  # {code, cursor}             -> {matches: [str]}
+    "graph",     # {name}                     -> {graph: {...}, text: str}
+    "tensors",   # {}                         -> {tensors: [row, ...]} full table
+    "inspect",   # {expr}                     -> {value: {...}} description of a value
+    "check",     # {name}                     -> {check: {...}} symbolic live check
+    "check_expr",# {expr, point}              -> {check: {...}} expression mode
+    "reset",     # {}                         -> {} empty namespace, same process
+    "ping",      # {}                         -> {pid}
+    "shutdown",  # {}                         -> {} then exit
+)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as one line of UTF-8 JSON."""
+    return (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode()
+
+
+def decode(line: bytes | str) -> dict[str, Any]:
+    message = json.loads(line)
+    if not isinstance(message, dict):
+        raise ValueError("protocol message is not an object")
+    if message.get("v") != PROTOCOL_VERSION:
+        raise ValueError(f"protocol version {message.get('v')!r}, expected {PROTOCOL_VERSION}")
+    return message
+
+
+def request(op: str, msg_id: int, **fields: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "id": msg_id, "op": op, **fields}
+
+
+def reply(msg_id: int | None, ok: bool = True, **fields: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "id": msg_id, "type": "reply", "ok": ok, **fields}
+
+
+def output_sentinel(nonce: str, step: int) -> bytes:
+    """Written on the stdout and stderr pipes after a step's output."""
+    return f"\x1egradrepl:{nonce}:{step}\x1e\n".encode()
+
+
+@dataclass
+class ErrorInfo:
+    type: str
+    message: str
+    explanation: str | None = None
+    traceback: str = ""
+
+
+@dataclass
+class StepResult:
+    """What one step did, as every frontend sees it (also one `run --json` line)."""
+
+    step: int
+    source: str
+    stdout: str = ""
+    stderr: str = ""
+    result: str | None = None
+    error: ErrorInfo | None = None
+    notes: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+    tensors: list[dict[str, Any]] = field(default_factory=list)  # rows changed in this step
+    removed: list[str] = field(default_factory=list)
+    # Set when the kernel had to be replaced: the words said to the learner.
+    kernel_event: str | None = None
+    # Text produced by a %magic (e.g. %graph), shown instead of a result.
+    display: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["type"] = "step"
+        return data
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.kernel_event is None
+
+    @classmethod
+    def from_payload(cls, step: int, source: str, payload: dict[str, Any]) -> "StepResult":
+        error = payload.get("error")
+        return cls(
+            step=step,
+            source=source,
+            result=payload.get("result"),
+            error=ErrorInfo(**error) if error else None,
+            notes=list(payload.get("notes", [])),
+            duration_ms=float(payload.get("duration_ms", 0.0)),
+            tensors=list(payload.get("tensors", [])),
+            removed=list(payload.get("removed", [])),
+        )

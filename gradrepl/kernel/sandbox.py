@@ -1,0 +1,242 @@
+"""Hardening applied once in a fresh kernel process, before any learner code runs.
+
+Each layer is detected at run time: where this machine or our privileges lack it,
+the layer is reported missing with the reason and the others still apply.
+``apply`` must run while the process has a single thread (user namespaces and
+Landlock need it), after everything the kernel imports eagerly, and before the
+first torch op starts torch's thread pool.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import re
+import resource
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from gradrepl.kernel import landlock, seccomp
+
+GiB = 1 << 30
+_PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 2, 38
+_CLONE_NEWNET, _CLONE_NEWUSER = 0x40000000, 0x10000000
+_M_ARENA_MAX = -8
+OPEN_FILES = 1024            # RLIMIT_NOFILE: plenty for a REPL, bounded for a runaway loop
+MALLOC_ARENAS = 2            # fewer arenas keep virtual size close to real use under RLIMIT_AS
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(?:i?b)?|b)?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Policy:
+    memory_limit: int            # bytes the learner may allocate on top of the kernel itself
+    allow_network: bool
+    scratch_dir: str             # the session's scratch dir: cwd, the only writable place
+    workspace: str | None        # one more writable folder
+
+
+def default_memory_limit() -> int:
+    """min(4 GiB, half of this machine's RAM)."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 4 * GiB
+    return min(4 * GiB, ram // 2)
+
+
+def parse_size(text: str) -> int:
+    """A size such as "2G", "512M", "1.5g", "800000" or "64KiB" -> bytes (powers of 1024)."""
+    match = _SIZE.fullmatch(text.strip())
+    if not match:
+        raise ValueError(f"invalid size {text!r}: use a number with an optional unit K, M, G or T, e.g. 2G or 512M")
+    value = float(match.group(1)) * _SIZE_UNITS[(match.group(2) or "").lower()]
+    if value < 1:
+        raise ValueError(f"invalid size {text!r}: must be at least one byte")
+    return int(value)
+
+
+def apply(policy: Policy) -> dict[str, dict]:
+    """Apply every layer this machine supports; returns {layer: {"active", "detail"}}.
+
+    Order matters: namespaces before no_new_privs/Landlock/seccomp, limits before the
+    syscall filter (which forbids raising them), RLIMIT_AS last but one so it measures
+    the process as it will be when learner code starts.
+    """
+    report: dict[str, dict] = {}
+
+    def layer(name: str, step: Callable[[], str]) -> bool:
+        try:
+            report[name] = {"active": True, "detail": step()}
+        except (OSError, ValueError) as exc:
+            report[name] = {"active": False, "detail": _reason(exc)}
+        return report[name]["active"]
+
+    threads = _thread_count()
+    layer("process_group", _new_session)
+    layer("oom_score", _oom_first)
+    if policy.allow_network:
+        report["network"] = {"active": False, "detail": "network allowed (--allow-network)"}
+        netns = False
+    else:
+        netns = layer("network", _network_namespace)
+    layer("parent_death", _parent_death_signal)
+    layer("scratch", lambda: _enter_scratch(policy.scratch_dir))
+    layer("limits", lambda: _file_limits(policy.memory_limit))
+    nnp = layer("no_new_privs", _no_new_privs)
+    if nnp:
+        writable = [policy.scratch_dir] + _existing(policy.workspace)
+        confined = layer("files", lambda: _landlock(writable, policy, report, threads))
+    else:
+        confined = False
+        report["files"] = {"active": False, "detail": "needs no_new_privs"}
+    if "signals" not in report:
+        report["signals"] = {"active": False, "detail": "needs Landlock ABI 6 (Linux 6.12)"
+                             if confined else "needs Landlock"}
+    layer("memory", lambda: _address_space(policy.memory_limit))
+    deny_sockets = not policy.allow_network and not netns
+    if nnp:
+        filtered = layer("syscalls", lambda: seccomp.install(deny_sockets))
+    else:
+        filtered = False
+        report["syscalls"] = {"active": False, "detail": "needs no_new_privs"}
+    if deny_sockets and filtered:
+        report["network"] = {"active": True, "detail": report["network"]["detail"]
+                             + "; instead the syscall filter refuses every new socket"}
+    return report
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"missing: {exc.strerror}" + (f" ({exc.filename})" if exc.filename else "")
+    return f"missing: {exc}"
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(rc: int, what: str) -> None:
+    if rc < 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _existing(folder: str | None) -> list[str]:
+    return [folder] if folder and os.path.isdir(folder) else []
+
+
+def _new_session() -> str:
+    # A session of its own: the frontend kills the whole group, and Ctrl-C at the terminal stays out.
+    if os.getsid(0) != os.getpid():
+        os.setsid()
+    return f"own session and process group {os.getpgid(0)}"
+
+
+def _oom_first() -> str:
+    with open("/proc/self/oom_score_adj", "w") as file:
+        file.write("1000")
+    return "oom_score_adj 1000: the kernel dies first if the machine runs out of memory"
+
+
+def _network_namespace() -> str:
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
+        return ("own user and network namespace: no interface but a downed loopback, "
+                "and no capabilities outside it")
+    first = ctypes.get_errno()
+    if libc.unshare(_CLONE_NEWNET) == 0:
+        return "own network namespace (root): no interface but a downed loopback"
+    second = ctypes.get_errno()
+    hint = " (the process already had threads)" if first == errno.EINVAL else ""
+    raise OSError(second, f"unshare user+net: {os.strerror(first)}{hint}; net: {os.strerror(second)}")
+
+
+def _parent_death_signal() -> str:
+    libc = _libc()
+    _check(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    value = ctypes.c_int(0)
+    _check(libc.prctl(_PR_GET_PDEATHSIG, ctypes.byref(value), 0, 0, 0), "prctl(PR_GET_PDEATHSIG)")
+    if value.value != signal.SIGKILL:
+        raise OSError(errno.EINVAL, "parent-death signal did not stick")
+    return f"SIGKILL when parent {os.getppid()} exits"
+
+
+def _enter_scratch(scratch_dir: str) -> str:
+    os.chdir(scratch_dir)
+    os.environ["TMPDIR"] = scratch_dir
+    if "tempfile" in sys.modules:
+        sys.modules["tempfile"].tempdir = None       # forget a temp dir chosen before
+    return f"cwd and TMPDIR {scratch_dir}"
+
+
+def _file_limits(file_size: int) -> str:
+    # Python ignores SIGXFSZ already; say so anyway: an oversized write must be an OSError, not a kill.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    files = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return f"open files {files}, file size {_human(file_size)}, core dumps off"
+
+
+def _address_space(budget: int) -> str:
+    arenas = ""
+    try:
+        if _libc().mallopt(_M_ARENA_MAX, MALLOC_ARENAS) == 1:
+            arenas = f", malloc arenas {MALLOC_ARENAS}"
+    except AttributeError:                            # not glibc
+        pass
+    current = _vm_size()
+    limit = current + budget
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return f"address space {_human(limit)} = kernel {_human(current)} + budget {_human(budget)}{arenas}"
+
+
+def _vm_size() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise OSError(errno.ENOENT, "no VmSize in /proc/self/status")
+
+
+def _no_new_privs() -> str:
+    _check(_libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+    return "no set-uid or file-capability elevation"
+
+
+def _landlock(writable: list[str], policy: Policy, report: dict, threads: int) -> str:
+    outcome = landlock.restrict(writable, deny_network=not policy.allow_network)
+    if outcome.signals_scoped:
+        report["signals"] = {"active": True, "detail": "signals only within the kernel (Landlock scope)"}
+    extra = []
+    if outcome.tcp_denied:
+        extra.append("TCP bind/connect refused")
+    if outcome.abstract_unix_scoped:
+        extra.append("abstract UNIX sockets scoped")
+    if policy.workspace and policy.workspace not in outcome.writable:
+        extra.append(f"workspace {policy.workspace} missing, not granted")
+    if threads > 1:
+        extra.append(f"{threads - 1} thread(s) started before the sandbox are not confined")
+    tail = "; " + ", ".join(extra) if extra else ""
+    return f"Landlock ABI {outcome.abi}: read anywhere, write only in {', '.join(outcome.writable)}{tail}"
+
+
+def _human(size: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"

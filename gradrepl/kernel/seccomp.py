@@ -1,0 +1,266 @@
+"""A seccomp deny-list for the kernel process, as a hand-built BPF program (ctypes only).
+
+Every denied call fails with EPERM, so learner code sees a PermissionError and the
+kernel lives on. Threads stay allowed (torch's pools): ``clone`` passes only with
+CLONE_THREAD, and ``clone3`` (whose flags hide behind a pointer) answers ENOSYS so
+the C library falls back to ``clone``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+from dataclasses import dataclass
+
+# struct seccomp_data: nr at 0, arch at 4, args[i] at 16 + 8*i (little-endian halves).
+_ARCH_OFFSET = 4
+_NR_OFFSET = 0
+
+# Classic BPF opcodes.
+_LD_ABS = 0x20     # BPF_LD | BPF_W | BPF_ABS
+_JEQ = 0x15        # BPF_JMP | BPF_JEQ | BPF_K
+_JGE = 0x35        # BPF_JMP | BPF_JGE | BPF_K
+_JSET = 0x45       # BPF_JMP | BPF_JSET | BPF_K
+_RET = 0x06        # BPF_RET | BPF_K
+
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+
+_SECCOMP_SET_MODE_FILTER = 1
+_SECCOMP_FILTER_FLAG_TSYNC = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_PDEATHSIG = 1
+_CLONE_THREAD = 0x00010000
+_X32_SYSCALL_BIT = 0x40000000
+
+
+@dataclass(frozen=True)
+class _Arch:
+    audit: int                 # AUDIT_ARCH_* value seen in seccomp_data.arch
+    seccomp: int               # number of the seccomp syscall itself
+    numbers: dict[str, int]    # syscall name -> number
+
+
+# From the kernel's unistd_64.h (x86_64) and asm-generic/unistd.h (aarch64).
+_X86_64 = _Arch(0xC000003E, 317, {
+    "socket": 41, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62,
+    "ptrace": 101, "rt_sigqueueinfo": 129, "personality": 135, "pivot_root": 155,
+    "prctl": 157, "adjtimex": 159, "setrlimit": 160, "chroot": 161, "acct": 163,
+    "settimeofday": 164, "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168,
+    "reboot": 169, "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173,
+    "init_module": 175, "delete_module": 176, "quotactl": 179, "tkill": 200,
+    "clock_settime": 227, "tgkill": 234, "kexec_load": 246, "add_key": 248,
+    "request_key": 249, "keyctl": 250, "unshare": 272, "rt_tgsigqueueinfo": 297,
+    "perf_event_open": 298, "prlimit64": 302, "name_to_handle_at": 303,
+    "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308,
+    "process_vm_readv": 310, "process_vm_writev": 311, "finit_module": 313,
+    "kexec_file_load": 320, "bpf": 321, "execveat": 322, "userfaultfd": 323,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
+    "fspick": 433, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438,
+    "mount_setattr": 442,
+})
+_AARCH64 = _Arch(0xC00000B7, 277, {
+    "socket": 198, "clone": 220, "execve": 221, "kill": 129, "ptrace": 117,
+    "rt_sigqueueinfo": 138, "personality": 92, "pivot_root": 41, "prctl": 167,
+    "adjtimex": 171, "setrlimit": 164, "chroot": 51, "acct": 89, "settimeofday": 170,
+    "mount": 40, "umount2": 39, "swapon": 224, "swapoff": 225, "reboot": 142,
+    "sethostname": 161, "setdomainname": 162, "init_module": 105, "delete_module": 106,
+    "quotactl": 60, "tkill": 130, "clock_settime": 112, "tgkill": 131, "kexec_load": 104,
+    "add_key": 217, "request_key": 218, "keyctl": 219, "unshare": 97,
+    "rt_tgsigqueueinfo": 240, "perf_event_open": 241, "prlimit64": 261,
+    "name_to_handle_at": 264, "open_by_handle_at": 265, "clock_adjtime": 266,
+    "setns": 268, "process_vm_readv": 270, "process_vm_writev": 271, "finit_module": 273,
+    "kexec_file_load": 294, "bpf": 280, "execveat": 281, "userfaultfd": 282,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
+    "fspick": 433, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438,
+    "mount_setattr": 442,
+})
+_ARCHES = {"x86_64": _X86_64, "amd64": _X86_64, "aarch64": _AARCH64, "arm64": _AARCH64}
+
+# Denied outright: new programs, other processes' memory, the machine's state.
+_DENIED = (
+    "fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
+    "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr", "unshare", "setns", "bpf",
+    "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "settimeofday", "clock_settime",
+    "adjtimex", "clock_adjtime", "sethostname", "setdomainname", "iopl", "ioperm",
+    "personality", "keyctl", "add_key", "request_key", "name_to_handle_at",
+    "open_by_handle_at", "pidfd_open", "pidfd_getfd", "setrlimit", "tkill",
+)
+
+
+class _Program:
+    """A tiny assembler: instructions whose jump targets are labels, resolved at the end."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[int, int | str, int | str, int]] = []
+        self.labels: dict[str, int] = {}
+        self._fresh = 0
+
+    def label(self) -> str:
+        self._fresh += 1
+        return f"L{self._fresh}"
+
+    def mark(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def emit(self, code: int, k: int = 0, jt: int | str = 0, jf: int | str = 0) -> None:
+        self.code.append((code, jt, jf, k & 0xFFFFFFFF))
+
+    def load(self, offset: int) -> None:
+        self.emit(_LD_ABS, offset)
+
+    def ret(self, value: int) -> None:
+        self.emit(_RET, value)
+
+    def assemble(self) -> ctypes.Array:
+        filters = (_SockFilter * len(self.code))()
+        for pos, (code, jt, jf, k) in enumerate(self.code):
+            filters[pos] = _SockFilter(code, self._offset(pos, jt), self._offset(pos, jf), k)
+        return filters
+
+    def _offset(self, pos: int, target: int | str) -> int:
+        if isinstance(target, int):
+            return target
+        offset = self.labels[target] - pos - 1
+        if not 0 <= offset <= 255:
+            raise ValueError(f"seccomp jump out of range: {offset}")
+        return offset
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _arg_low(index: int) -> int:
+    return 16 + 8 * index
+
+
+def _arg_high(index: int) -> int:
+    return 20 + 8 * index
+
+
+def _errno(code: int) -> int:
+    return _RET_ERRNO | code
+
+
+def build(deny_sockets: bool, own_pid: int, arch: _Arch) -> _Program:
+    """The filter: a deny-list over ``arch``; ``deny_sockets`` refuses every new socket."""
+    prog = _Program()
+    eperm = _errno(errno.EPERM)
+    prog.load(_ARCH_OFFSET)
+    prog.emit(_JEQ, arch.audit, 1, 0)
+    prog.ret(eperm)                                   # a foreign ABI (e.g. int 0x80) gets nothing
+    prog.load(_NR_OFFSET)
+    if arch is _X86_64:
+        prog.emit(_JGE, _X32_SYSCALL_BIT, 0, 1)
+        prog.ret(eperm)                               # the x32 ABI reuses numbers with a high bit
+    for name in _DENIED:
+        if name in arch.numbers:
+            nxt = prog.label()
+            prog.emit(_JEQ, arch.numbers[name], 0, nxt)
+            prog.ret(eperm)
+            prog.mark(nxt)
+    _clone_needs_thread(prog, arch)
+    _nonzero_arg_denied(prog, arch.numbers["prlimit64"], 2)         # reading limits is fine
+    _arg_equal_denied(prog, arch.numbers["prctl"], 0, _PR_SET_PDEATHSIG)
+    if deny_sockets:
+        nxt = prog.label()
+        prog.emit(_JEQ, arch.numbers["socket"], 0, nxt)
+        prog.ret(eperm)
+        prog.mark(nxt)
+    # Signals only to itself: the kernel must not reach the frontend or other processes.
+    own = (own_pid, -own_pid & 0xFFFFFFFF)
+    _arg_in_allowed(prog, arch.numbers["kill"], 0, (0, *own))
+    for name in ("tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+        _arg_in_allowed(prog, arch.numbers[name], 0, (own_pid,))
+    prog.ret(_RET_ALLOW)
+    return prog
+
+
+def _clone_needs_thread(prog: _Program, arch: _Arch) -> None:
+    nxt, allow = prog.label(), prog.label()
+    prog.emit(_JEQ, arch.numbers["clone3"], 0, nxt)
+    prog.ret(_errno(errno.ENOSYS))                   # libc then retries with clone()
+    prog.mark(nxt)
+    nxt = prog.label()
+    prog.emit(_JEQ, arch.numbers["clone"], 0, nxt)
+    prog.load(_arg_low(0))
+    prog.emit(_JSET, _CLONE_THREAD, allow, 0)
+    prog.ret(_errno(errno.EPERM))
+    prog.mark(allow)
+    prog.ret(_RET_ALLOW)
+    prog.mark(nxt)
+    prog.load(_NR_OFFSET)
+
+
+def _nonzero_arg_denied(prog: _Program, nr: int, index: int) -> None:
+    nxt, deny = prog.label(), prog.label()
+    prog.emit(_JEQ, nr, 0, nxt)
+    prog.load(_arg_low(index))
+    prog.emit(_JEQ, 0, 0, deny)
+    prog.load(_arg_high(index))
+    prog.emit(_JEQ, 0, 0, deny)
+    prog.ret(_RET_ALLOW)
+    prog.mark(deny)
+    prog.ret(_errno(errno.EPERM))
+    prog.mark(nxt)
+    prog.load(_NR_OFFSET)
+
+
+def _arg_equal_denied(prog: _Program, nr: int, index: int, value: int) -> None:
+    nxt = prog.label()
+    prog.emit(_JEQ, nr, 0, nxt)
+    prog.load(_arg_low(index))
+    prog.emit(_JEQ, value, 0, 1)
+    prog.ret(_errno(errno.EPERM))
+    prog.ret(_RET_ALLOW)
+    prog.mark(nxt)
+
+
+def _arg_in_allowed(prog: _Program, nr: int, index: int, values: tuple[int, ...]) -> None:
+    # pid_t is 32 bits and the kernel reads only the low half, so comparing it is exact.
+    nxt, allow = prog.label(), prog.label()
+    prog.emit(_JEQ, nr, 0, nxt)
+    prog.load(_arg_low(index))
+    for value in values:
+        prog.emit(_JEQ, value, allow, 0)
+    prog.ret(_errno(errno.EPERM))
+    prog.mark(allow)
+    prog.ret(_RET_ALLOW)
+    prog.mark(nxt)
+    prog.load(_NR_OFFSET)
+
+
+def install(deny_sockets: bool) -> str:
+    """Load the filter on every thread of this process; returns what it denies.
+
+    Raises OSError with the reason when the machine or architecture lacks seccomp.
+    Needs no_new_privs (or CAP_SYS_ADMIN) to be set first.
+    """
+    arch = _ARCHES.get(platform.machine().lower())
+    if arch is None:
+        raise OSError(errno.ENOSYS, f"no syscall table for architecture {platform.machine()}")
+    prog = build(deny_sockets, os.getpid(), arch)
+    filters = prog.assemble()
+    fprog = _SockFprog(len(filters), filters)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    rc = libc.syscall(ctypes.c_long(arch.seccomp), ctypes.c_long(_SECCOMP_SET_MODE_FILTER),
+                      ctypes.c_long(_SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(fprog))
+    if rc != 0:
+        code = ctypes.get_errno() if rc < 0 else errno.EBUSY
+        raise OSError(code, f"seccomp filter refused: {os.strerror(code)}")
+    sockets = "; every new socket" if deny_sockets else ""
+    return (f"{len(filters)}-instruction BPF deny-list: exec, fork (threads allowed), ptrace, "
+            f"mount, namespaces, bpf, io_uring, raising limits, signals to other processes{sockets}")

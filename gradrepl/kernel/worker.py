@@ -1,0 +1,364 @@
+"""The kernel's loop: read a request, do it, reply. Runs in the kernel process.
+
+A kernel is either forked from the warm zygote (zygote.py) or spawned as
+``python -m gradrepl.kernel.worker``; both end up in :func:`serve`.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import faulthandler
+import io
+import linecache
+import os
+import signal
+import sys
+import time
+import traceback
+import warnings
+
+import torch
+
+from gradrepl.inspector.diagnose import AccumulationWatch, explain, explain_warning
+from gradrepl.inspector.graph import graph_of, render_text
+from gradrepl.inspector.snapshot import Inspector
+from gradrepl.inspector.summary import summarize
+from gradrepl.kernel import protocol, sandbox
+from gradrepl.symbolic import ops as symbolic
+
+OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
+RESULT_CAP = 20_000   # characters of an echoed repr
+
+_libc = ctypes.CDLL(None)
+
+
+def fresh_namespace() -> dict:
+    """What the learner starts with: torch, nn and F, as in most torch code."""
+    return {"__name__": "__main__", "__builtins__": __builtins__, "torch": torch, "nn": torch.nn,
+            "F": torch.nn.functional}
+
+
+class CappedStream(io.TextIOBase):
+    """sys.stdout/sys.stderr for learner code: passes text to the fd until the per-step cap."""
+
+    def __init__(self, fd: int, name: str):
+        self._fd = fd
+        self._name = name
+        self.written = 0
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        data = str(text).encode("utf-8", "replace")
+        room = OUTPUT_CAP - self.written
+        if room > 0:
+            _write_all(self._fd, data[:room])
+        self.written += min(len(data), max(room, 0))
+        self.dropped += max(len(data) - max(room, 0), 0)
+        return len(text)
+
+    def new_step(self) -> None:
+        self.written = self.dropped = 0
+
+
+class NoInput(io.TextIOBase):
+    """input() has no terminal to read from in a kernel: say so instead of hanging."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int = -1) -> str:
+        raise RuntimeError("input() is not available in gradrepl: assign the value in code instead")
+
+    read = readline
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class Kernel:
+    """One learner namespace and the requests that act on it."""
+
+    def __init__(self, nonce: str):
+        self.nonce = nonce
+        self.namespace = fresh_namespace()
+        self.inspector = Inspector()
+        self.executing = False
+        self.stdout = CappedStream(1, "stdout")
+        self.stderr = CappedStream(2, "stderr")
+
+    # -- requests -------------------------------------------------------
+    def handle(self, message: dict) -> dict:
+        op = message.get("op")
+        handler = getattr(self, f"op_{op}", None)
+        if op not in protocol.OPS or handler is None:
+            return protocol.reply(message.get("id"), ok=False, error=f"unknown op {op!r}")
+        return protocol.reply(message.get("id"), **handler(message))
+
+    def op_ping(self, message: dict) -> dict:
+        return {"pid": os.getpid()}
+
+    def op_execute(self, message: dict) -> dict:
+        step = int(message.get("step", 0))
+        self.stdout.new_step()
+        self.stderr.new_step()
+        started = time.perf_counter()
+        outcome = self._run(message["source"], step)
+        outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        self._end_output(step, outcome["notes"])
+        rows, removed = self.inspector.step(self.namespace)
+        outcome.update(tensors=rows, removed=removed)
+        return outcome
+
+    def op_tensors(self, message: dict) -> dict:
+        return {"tensors": self.inspector.table(self.namespace)}
+
+    def op_graph(self, message: dict) -> dict:
+        name = message.get("name", "")
+        tensor = self.inspector.resolve(name)
+        if tensor is None:
+            return {"error": f"no live tensor named {name!r} (see %tensors for the names)"}
+        graph = graph_of(tensor, self.inspector.names_by_id())
+        graph["root"] = name
+        return {"graph": graph, "text": render_text(graph)}
+
+    def op_inspect(self, message: dict) -> dict:
+        try:
+            value = eval(compile(message["expr"], "<inspect>", "eval"), self.namespace)
+        except BaseException as exc:  # the learner's expression may raise anything
+            return {"value": {"kind": "error", "type": type(exc).__name__, "message": str(exc),
+                              "repr": f"{type(exc).__name__}: {exc}"}}
+        return {"value": describe(value)}
+
+    def op_complete(self, message: dict) -> dict:
+        import jedi
+
+        code, cursor = message.get("code", ""), int(message.get("cursor", 0))
+        before = code[:cursor]
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1)
+        try:
+            completions = jedi.Interpreter(code, [self.namespace]).complete(line, column)
+        except Exception:  # jedi gives up on some half-typed code; no completion then
+            return {"matches": []}
+        return {"matches": [c.name for c in completions[:200]], "prefix_length": _prefix_length(before)}
+
+    def op_check(self, message: dict) -> dict:
+        return {"check": symbolic.check_tensor(self.namespace, message.get("name", ""), self.inspector.resolve)}
+
+    def op_check_expr(self, message: dict) -> dict:
+        return {"check": symbolic.check_expression(message.get("expr", ""), message.get("point", {}))}
+
+    def op_equivalent(self, message: dict) -> dict:
+        return {"result": symbolic.equivalent(message.get("answer", ""), message.get("key", ""))}
+
+    def op_reset(self, message: dict) -> dict:
+        removed = [row["name"] for row in self.inspector.table(self.namespace)]
+        self.namespace = fresh_namespace()
+        self.inspector.reset()
+        return {"removed": removed}
+
+    def op_shutdown(self, message: dict) -> dict:
+        return {}
+
+    # -- one step -------------------------------------------------------
+    def _run(self, source: str, step: int) -> dict:
+        filename = f"<step {step}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        outcome = {"result": None, "error": None, "notes": []}
+        watch = AccumulationWatch(self.inspector)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                body, last = _split_last_expression(source, filename)
+                self.executing = True
+                with symbolic.recording(), watch.during_step():
+                    exec(body, self.namespace)
+                    if last is not None:
+                        value = eval(last, self.namespace)
+                        if value is not None:
+                            self.namespace["_"] = value
+                            outcome["result"] = _short_repr(value)
+            except SystemExit as exc:
+                outcome["error"] = _error_info(exc, filename, "sys.exit() ends a script, not the tutor: "
+                                               "the kernel keeps running and your variables are kept.")
+            except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
+                outcome["error"] = _error_info(exc, filename, explain(exc))
+            finally:
+                self.executing = False
+        outcome["notes"].extend(_warning_notes(caught))
+        outcome["notes"].extend(watch.notes())
+        return outcome
+
+    def _end_output(self, step: int, notes: list[str]) -> None:
+        """Flush every layer of output, then mark the end of this step's output on both pipes."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        _libc.fflush(None)  # C++ code printing through stdio
+        for name, stream in (("stdout", self.stdout), ("stderr", self.stderr)):
+            if stream.dropped:
+                notes.append(f"{name} truncated: {stream.dropped:,} bytes not shown "
+                             f"(the limit is {OUTPUT_CAP // 1024} KiB per step)")
+        sentinel = protocol.output_sentinel(self.nonce, step)
+        for fd in (1, 2):
+            try:
+                _write_all(fd, sentinel)
+            except OSError:
+                pass
+
+
+def describe(value) -> dict:
+    """A JSON description of any value, for lesson keys and %inspect."""
+    if isinstance(value, torch.Tensor):
+        row = {
+            "kind": "tensor", "repr": _short_repr(value), "shape": list(value.shape),
+            "dtype": str(value.dtype), "device": str(value.device), "requires_grad": value.requires_grad,
+            "is_leaf": value.is_leaf, "grad_fn": type(value.grad_fn).__name__ if value.grad_fn else None,
+            "value": summarize(value),
+        }
+        if value.is_leaf:
+            row["grad"] = summarize(value.grad) if value.grad is not None else None
+        return row
+    if value is None:
+        return {"kind": "none", "repr": "None"}
+    if isinstance(value, bool):
+        return {"kind": "bool", "repr": repr(value), "value": value}
+    if isinstance(value, (int, float)):
+        return {"kind": "number", "repr": repr(value), "value": value}
+    if isinstance(value, str):
+        return {"kind": "str", "repr": _short_repr(value), "value": value[:RESULT_CAP]}
+    return {"kind": "other", "repr": _short_repr(value), "type": type(value).__name__}
+
+
+def _split_last_expression(source: str, filename: str):
+    """Compile a step; a final expression is compiled apart so its value can be echoed."""
+    tree = ast.parse(source, filename, "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
+    return compile(tree, filename, "exec"), last
+
+
+def _short_repr(value) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ must not break the step
+        text = f"<{type(value).__name__}: repr failed: {exc}>"
+    if len(text) > RESULT_CAP:
+        text = text[:RESULT_CAP] + f"... ({len(text) - RESULT_CAP:,} more characters)"
+    return text
+
+
+def _error_info(exc: BaseException, filename: str, explanation: str | None) -> dict:
+    frames = traceback.extract_tb(exc.__traceback__)
+    # Only the learner's own frames, from the first one on: the kernel's frames are noise.
+    first = next((i for i, frame in enumerate(frames) if frame.filename.startswith("<step")), len(frames))
+    lines = traceback.format_list(frames[first:]) if first < len(frames) else []
+    lines += traceback.format_exception_only(type(exc), exc)
+    message = str(exc)
+    if isinstance(exc, SyntaxError):
+        message = f"{exc.msg} (line {exc.lineno})"
+    if isinstance(exc, KeyboardInterrupt):
+        message = "interrupted"
+        explanation = explanation or "The step was interrupted; variables assigned before that point are kept."
+    return {"type": type(exc).__name__, "message": message, "explanation": explanation,
+            "traceback": "Traceback (most recent call last):\n" + "".join(lines) if lines else ""}
+
+
+def _warning_notes(caught) -> list[str]:
+    notes = []
+    for warning in caught:
+        text = f"{warning.category.__name__}: {warning.message}"
+        explanation = explain_warning(str(warning.message))
+        notes.append(f"{text}\n{explanation}" if explanation else text)
+    return notes
+
+
+def _prefix_length(before: str) -> int:
+    """How many characters before the cursor a completion replaces."""
+    n = 0
+    for ch in reversed(before):
+        if not (ch.isalnum() or ch == "_"):
+            break
+        n += 1
+    return n
+
+
+def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, policy: dict) -> None:
+    """Become a kernel: wire the fds, harden the process, then answer requests until EOF."""
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    for fd in {out_fd, err_fd, null} - {0, 1, 2}:
+        os.close(fd)
+    kernel = Kernel(nonce)
+    sys.stdout, sys.stderr, sys.stdin = kernel.stdout, kernel.stderr, NoInput()
+    faulthandler.enable(file=2, all_threads=False)
+
+    def on_sigint(signum, frame):
+        if kernel.executing:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    os.chdir(policy["scratch_dir"])
+    layers = sandbox.apply(sandbox.Policy(
+        memory_limit=policy["memory_limit"], allow_network=policy["allow_network"],
+        scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace")))
+    commands = os.fdopen(cmd_fd, "rb", buffering=0)
+    reader = io.BufferedReader(commands, 1 << 16)
+    _write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
+                                          "sandbox": layers, "torch": torch.__version__}))
+    while True:
+        try:
+            line = reader.readline()
+        except KeyboardInterrupt:  # an interrupt that arrived between steps: nothing to stop
+            continue
+        if not line:
+            break
+        try:
+            message = protocol.decode(line)
+            answer = kernel.handle(message)
+        except KeyboardInterrupt:
+            answer = protocol.reply(None, ok=False, error="interrupted")
+        except Exception as exc:  # a bad request must not kill the kernel
+            answer = protocol.reply(None, ok=False, error=f"{type(exc).__name__}: {exc}")
+        try:
+            _write_all(reply_fd, protocol.encode(answer))
+        except BrokenPipeError:
+            break
+        if message.get("op") == "shutdown":
+            break
+    os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Spawn mode: ``python -m gradrepl.kernel.worker CMD REPLY OUT ERR NONCE POLICY_JSON``."""
+    import json
+
+    args = sys.argv[1:] if argv is None else argv
+    cmd_fd, reply_fd, out_fd, err_fd = (int(a) for a in args[:4])
+    serve(cmd_fd, reply_fd, out_fd, err_fd, args[4], json.loads(args[5]))
+
+
+if __name__ == "__main__":
+    main()

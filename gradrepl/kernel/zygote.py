@@ -1,0 +1,114 @@
+"""A warm template process: imports torch once, then forks a kernel per request.
+
+Forking a warm process gives a fresh kernel in milliseconds instead of the
+second or two that importing torch takes. The zygote must never run a tensor
+op (an OpenMP thread pool would make a later fork hang) and must stay
+single-threaded, which it checks before every fork.
+
+Wire: a Unix socketpair with the client. Requests are JSON lines carrying four
+file descriptors (SCM_RIGHTS): ``{"op": "fork", "nonce", "policy"}``. Replies are
+JSON lines: ``{"event": "forked", "pid"}``, ``{"event": "exit", "pid", "status"}``
+and, once at start, ``{"event": "ready", "pid", "threads"}``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _send(sock: socket.socket, message: dict) -> None:
+    sock.sendall((json.dumps(message) + "\n").encode())
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    sock.setblocking(True)
+    # Import everything a kernel needs before the first fork, then freeze it so
+    # the kernels' garbage collections never rescan these objects.
+    from gradrepl.kernel import worker  # noqa: F401  (imports torch, sympy, the inspector)
+    import jedi  # noqa: F401
+
+    gc.collect()
+    gc.freeze()
+    wakeup_r, wakeup_w = os.pipe()
+    os.set_blocking(wakeup_w, False)
+    signal.set_wakeup_fd(wakeup_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    _send(sock, {"event": "ready", "pid": os.getpid(), "threads": _thread_count()})
+    buffer = b""
+    while True:
+        try:
+            readable, _, _ = select.select([sock, wakeup_r], [], [])
+        except InterruptedError:
+            continue
+        if wakeup_r in readable:
+            os.read(wakeup_r, 512)
+            _reap(sock)
+        if sock in readable:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
+            if not data:
+                break  # the client is gone: so are we
+            buffer += data
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                _fork_kernel(sock, json.loads(line), fds, wakeup_r, wakeup_w)
+                fds = []
+    os._exit(0)
+
+
+def _fork_kernel(sock: socket.socket, request: dict, fds: list[int], *own_fds: int) -> None:
+    if len(fds) != 4:
+        _send(sock, {"event": "error", "error": f"expected 4 fds, got {len(fds)}"})
+        for fd in fds:
+            os.close(fd)
+        return
+    threads = _thread_count()
+    if threads != 1:
+        _send(sock, {"event": "error", "error": f"zygote has {threads} threads; forking is unsafe"})
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sock.close()
+        for fd in own_fds:
+            os.close(fd)
+        from gradrepl.kernel.worker import serve
+
+        try:
+            serve(*fds, request["nonce"], request["policy"])
+        finally:
+            os._exit(1)
+    for fd in fds:
+        os.close(fd)
+    _send(sock, {"event": "forked", "pid": pid})
+
+
+def _reap(sock: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _send(sock, {"event": "exit", "pid": pid, "status": status})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""`gradrepl --plain`: a prompt_toolkit REPL over a Session.
+
+After each step it prints the tensors that changed. The input runs when the
+statement is complete (codeop), like the Python prompt, but with highlighting,
+auto-indent, persistent history and completion from the kernel's namespace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import codeop
+import signal
+import sys
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.lexers import PygmentsLexer
+from pygments.lexers.python import PythonLexer
+
+from gradrepl.kernel.protocol import StepResult
+from gradrepl.session import Session
+from gradrepl.textviews import tensor_table
+
+BANNER = ("gradrepl — a torch REPL that shows autograd's state after every step.\n"
+          "torch, nn and F are imported. %help lists commands; Ctrl-C interrupts; Ctrl-D quits.")
+
+
+def is_complete(text: str) -> bool:
+    """True when Enter should run the input: it compiles, or is broken beyond repair."""
+    if not text.strip() or text.lstrip().startswith("%"):
+        return True
+    if text.endswith("\n"):  # an empty line ends a block, as in the Python prompt
+        return True
+    try:
+        return codeop.compile_command(text, "<input>", "exec") is not None
+    except (SyntaxError, ValueError, OverflowError):
+        return True  # let the kernel report the error
+
+
+def next_indent(text: str) -> str:
+    """The indent for a new line: the current one, plus four spaces after a ':'."""
+    last = text.rsplit("\n", 1)[-1]
+    indent = last[: len(last) - len(last.lstrip())]
+    return indent + "    " if last.rstrip().endswith(":") else indent
+
+
+class KernelCompleter(Completer):
+    """Tab completion answered by the kernel (jedi over the live namespace)."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    async def get_completions_async(self, document, complete_event):
+        typed = len(document.get_word_before_cursor())
+        for match in await self.session.complete(document.text, document.cursor_position):
+            yield Completion(match, start_position=-typed)
+
+    def get_completions(self, document, complete_event):
+        return iter(())  # completion needs the kernel, so only the async path answers
+
+
+def key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _(event):
+        buffer = event.current_buffer
+        if is_complete(buffer.text):
+            buffer.validate_and_handle()
+        else:
+            buffer.insert_text("\n" + next_indent(buffer.document.text_before_cursor))
+
+    return bindings
+
+
+def print_result(result: StepResult, out=None) -> None:
+    out = out or sys.stdout
+    if result.stdout:
+        out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+    if result.stderr:
+        out.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
+    if result.result is not None:
+        out.write(result.result + "\n")
+    if result.display:
+        out.write(result.display + "\n")
+    if result.error:
+        out.write((result.error.traceback.rstrip() if result.error.traceback
+                   else f"{result.error.type}: {result.error.message}") + "\n")
+        if result.error.explanation and not result.kernel_event:
+            out.write(f"  why: {result.error.explanation}\n")
+    if result.kernel_event:
+        out.write(f"  ! {result.kernel_event}\n")
+    for note in result.notes:
+        out.write(f"  note: {note}\n")
+    if result.tensors:
+        out.write(tensor_table(result.tensors) + "\n")
+    if result.removed:
+        out.write(f"  removed: {', '.join(result.removed)}\n")
+    out.flush()
+
+
+async def repl(session: Session, prompt: PromptSession) -> int:
+    loop = asyncio.get_running_loop()
+    print(BANNER)
+    print("starting the kernel (importing torch)…", end="", flush=True)
+    await session.start()
+    active = [name for name, layer in session.sandbox.items() if layer.get("active")]
+    print(f"\rkernel ready (pid {session.kernel_info['pid']}); sandbox: {', '.join(active) or 'none'}")
+    while True:
+        try:
+            text = await prompt.prompt_async(f"[{session.step + 1}]: ")
+        except KeyboardInterrupt:
+            continue  # Ctrl-C at the prompt clears the line
+        except EOFError:
+            return 0
+        if not text.strip():
+            continue
+        # While a step runs, Ctrl-C interrupts it instead of killing gradrepl.
+        loop.add_signal_handler(signal.SIGINT, lambda: asyncio.ensure_future(session.interrupt()))
+        try:
+            result = await session.execute(text)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        print_result(result)
+
+
+def run_repl(args: argparse.Namespace) -> int:
+    from gradrepl.commands.common import kernel_options
+    from gradrepl.paths import data_dir
+
+    history = data_dir() / "history"
+    session = Session(kernel_options(args))
+    prompt = PromptSession(
+        multiline=True, key_bindings=key_bindings(), lexer=PygmentsLexer(PythonLexer),
+        history=FileHistory(str(history)), completer=KernelCompleter(session), complete_while_typing=False)
+
+    async def main() -> int:
+        try:
+            return await repl(session, prompt)
+        finally:
+            await session.close()
+
+    return asyncio.run(main())

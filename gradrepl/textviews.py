@@ -1,0 +1,59 @@
+"""Plain-text views of kernel data, shared by the plain REPL, `run` and %magics."""
+
+from __future__ import annotations
+
+COLUMNS = ("name", "shape", "dtype", "grad", "leaf", "grad_fn", ".grad", "value")
+
+
+def format_summary(summary: dict | None, width: int = 32) -> str:
+    """A tensor summary in one short line: the values when small, stats when big."""
+    if summary is None:
+        return "None"
+    if "values" in summary:
+        text = _format_values(summary["values"])
+    elif "mean" in summary:
+        text = (f"min {_num(summary.get('min'))} max {_num(summary.get('max'))} "
+                f"mean {_num(summary.get('mean'))} norm {_num(summary.get('norm'))}")
+    else:
+        text = f"shape {tuple(summary.get('shape', ()))}"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _format_values(values) -> str:
+    if isinstance(values, list):
+        return "[" + ", ".join(_format_values(v) for v in values) + "]"
+    return _num(values)
+
+
+def _num(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def row_cells(row: dict, width: int = 32) -> list[str]:
+    return [
+        row["name"],
+        "(" + ", ".join(map(str, row["shape"])) + ("," if len(row["shape"]) == 1 else "") + ")",
+        row["dtype"].replace("torch.", ""),
+        "yes" if row["requires_grad"] else "no",
+        "yes" if row["is_leaf"] else "no",
+        row["grad_fn"] or "-",
+        format_summary(row.get("grad"), width) if row.get("grad") is not None else "None",
+        format_summary(row.get("value"), width),
+    ]
+
+
+def tensor_table(rows: list[dict], all_rows: bool = False) -> str:
+    """An aligned table; changed rows are marked with '*' unless every row is shown plainly."""
+    if not rows:
+        return "(no live tensors)"
+    body = [row_cells(row) for row in rows]
+    widths = [max(len(col), *(len(cells[i]) for cells in body)) for i, col in enumerate(COLUMNS)]
+    lines = ["  " + "  ".join(col.ljust(w) for col, w in zip(COLUMNS, widths)).rstrip()]
+    for row, cells in zip(rows, body):
+        mark = "* " if row.get("changed") and not all_rows else "  "
+        lines.append(mark + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""Input history that survives restarts: one JSON string per line in the user data dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+MAX_ENTRIES = 1000
+
+
+class History:
+    """Entries oldest first, with a cursor for Up/Down browsing."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: list[str] = self._load()
+        self._cursor = len(self.entries)
+        self._draft = ""
+
+    def _load(self) -> list[str]:
+        if self.path is None or not self.path.exists():
+            return []
+        entries = []
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a torn last line after a crash is not worth losing the rest
+            if isinstance(entry, str):
+                entries.append(entry)
+        return entries[-MAX_ENTRIES:]
+
+    def add(self, source: str) -> None:
+        """Remember `source` (not twice in a row) and append it to the file."""
+        self._cursor = len(self.entries)
+        if not source.strip() or (self.entries and self.entries[-1] == source):
+            return
+        self.entries.append(source)
+        self._cursor = len(self.entries)
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(source) + "\n")
+        except OSError:
+            self.path = None  # a read-only home must not break the REPL; keep history in memory
+
+    def previous(self, current: str) -> str | None:
+        """The entry before the cursor, or None at the oldest. `current` is kept as the draft."""
+        if self._cursor == len(self.entries):
+            self._draft = current
+        if self._cursor == 0:
+            return None
+        self._cursor -= 1
+        return self.entries[self._cursor]
+
+    def next(self) -> str | None:
+        """The entry after the cursor; past the newest, the draft that was being typed."""
+        if self._cursor >= len(self.entries):
+            return None
+        self._cursor += 1
+        if self._cursor == len(self.entries):
+            return self._draft
+        return self.entries[self._cursor]

@@ -1,0 +1,96 @@
+"""Every message the TUI posts, in one place. Workers post them; handlers in app.py render them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+from gradrepl.kernel.protocol import StepResult
+
+
+@dataclass
+class KernelStateChanged(Message):
+    """The kernel went starting / idle / busy / dead / restarted."""
+
+    state: str
+
+    def can_replace(self, message: Message) -> bool:
+        # Only the latest state matters when several arrive before a paint.
+        return isinstance(message, KernelStateChanged)
+
+
+@dataclass
+class KernelReady(Message):
+    """The kernel has imported torch and takes work; `sandbox` lists its hardening layers."""
+
+    sandbox: dict[str, dict[str, Any]]
+
+
+@dataclass
+class KernelFailed(Message):
+    """The kernel could not start at all; `reason` is shown to the learner."""
+
+    reason: str
+
+
+@dataclass
+class InputSubmitted(Message):
+    """The learner pressed Enter on a complete statement."""
+
+    source: str
+
+
+@dataclass
+class CompletionRequested(Message):
+    """Tab in the input: ask the kernel what may follow `code[:cursor]`."""
+
+    code: str
+    cursor: int
+
+
+@dataclass
+class StepQueued(Message):
+    """A step waits for the kernel (typed while it warms up or runs another step)."""
+
+    source: str
+
+
+@dataclass
+class StepStarted(Message):
+    source: str
+
+
+@dataclass
+class StepFinished(Message):
+    """A step came back from the kernel, errors included."""
+
+    result: StepResult
+
+
+@dataclass
+class StepFailed(Message):
+    """The session itself failed to run a step (no kernel); not a learner error."""
+
+    source: str
+    reason: str
+
+
+@dataclass
+class PanelUpdated(Message):
+    """The tensor panel shows a step's rows: which names changed and which went away."""
+
+    changed: list[str]
+    removed: list[str]
+
+
+@dataclass
+class DetailsLoaded(Message):
+    """Everything the details view shows about one tensor, fetched from the kernel."""
+
+    name: str
+    row: dict[str, Any] | None
+    graph: dict[str, Any] | None = None
+    check: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)

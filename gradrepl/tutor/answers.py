@@ -1,0 +1,275 @@
+"""Reading answers and keys as values, and comparing them tolerantly.
+
+A learner may type ``7``, ``7.0``, ``tensor(7.)``, ``tensor([7.], grad_fn=<...>)``,
+``None``, ``raises RuntimeError``, ``(2, 3)`` or ``MulBackward0``; the kernel
+describes the key as JSON. Both become a :class:`Value` and :func:`matches`
+compares them. Text is read by walking a whitelisted Python ``ast`` (never
+evaluated): numbers, lists, tuples, ``tensor(...)``/``Size(...)`` calls, names.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass
+
+MAX_ANSWER = 4000  # characters: longer answers are read as plain text
+DEFAULT_TOLERANCE = 1e-3
+
+_RAISES = re.compile(r"^(?:it\s+)?(?:raises|raise|throws|error|an error|exception)\b[:\s]*(?:an?\s+)?(\w+)?", re.I)
+_ERROR_NAME = re.compile(r"^([A-Z]\w*(?:Error|Exception|Interrupt))\b")
+_GRAD_FN_TAIL = re.compile(r",\s*grad_fn=<[^>]*>")
+_OBJECT_REPR = re.compile(r"^<(?:[\w.]+\.)?(\w+) object at 0x[0-9a-fA-F]+>$")
+_NAMED_CONSTANTS = {"true": True, "false": False, "yes": True, "no": False, "none": None,
+                    "nan": math.nan, "inf": math.inf}
+
+
+@dataclass(frozen=True)
+class Value:
+    """A comparable reading of an answer or a key.
+
+    kind: "none" | "error" | "bool" | "numbers" | "name" | "text".
+    numbers: flat values with ``shape`` (``[]`` for a scalar); error: ``name`` is the
+    exception type or "" when not said; name: a bare identifier such as a dtype or
+    a grad_fn class; text: anything else, normalised.
+    """
+
+    kind: str
+    numbers: tuple[float, ...] = ()
+    shape: tuple[int, ...] = ()
+    name: str = ""
+    dtype: str = ""
+    flag: bool | None = None
+
+
+def read_answer(text: str) -> Value:
+    """Read what a learner typed (or an option's answer) as a Value."""
+    text = str(text).strip().rstrip(".") if not _looks_numeric(str(text).strip()) else str(text).strip()
+    if not text:
+        return Value("text")
+    raised = _RAISES.match(text)
+    if raised and not text.lower().startswith(("none", "true", "false")):
+        named = raised.group(1) or ""
+        return Value("error", name=named if re.search(r"(error|exception|interrupt)$", named, re.I) else "")
+    error_name = _ERROR_NAME.match(text)
+    if error_name and error_name.group(0) == text:
+        return Value("error", name=text)
+    if len(text) > MAX_ANSWER:
+        return Value("text", name=_norm_text(text))
+    object_repr = _OBJECT_REPR.match(text)
+    if object_repr:
+        return Value("name", name=object_repr.group(1))
+    try:
+        tree = ast.parse(_GRAD_FN_TAIL.sub("", text), mode="eval")
+        return _read_node(tree.body)
+    except (SyntaxError, ValueError, RecursionError, _Unreadable):
+        return Value("text", name=_norm_text(text))
+
+
+def read_key(description: dict) -> Value:
+    """Read the kernel's description of a value (Session.inspect) as a Value."""
+    kind = description.get("kind")
+    if kind == "none":
+        return Value("none")
+    if kind == "error":
+        return Value("error", name=str(description.get("type", "")))
+    if kind == "bool":
+        return Value("bool", flag=bool(description.get("value")))
+    if kind == "number":
+        return Value("numbers", numbers=(float(description["value"]),), shape=())
+    if kind == "tensor":
+        return tensor_value(description.get("value") or {}, description.get("dtype", ""))
+    return read_answer(str(description.get("repr", "")))
+
+
+def tensor_value(summary: dict, dtype: str = "") -> Value:
+    """A tensor summary ({"shape", "values"} or stats for big ones) as a Value."""
+    shape = tuple(int(n) for n in summary.get("shape", []))
+    values = summary.get("values")
+    if values is None:
+        return Value("numbers", numbers=(), shape=shape, dtype=_short_dtype(dtype))
+    flat = tuple(_flatten(values))
+    return Value("numbers", numbers=flat, shape=shape, dtype=_short_dtype(dtype))
+
+
+def matches(expected: Value, given: Value, tolerance: float | None = None,
+            compare: tuple[str, ...] = ("value",)) -> bool:
+    """Does ``given`` say the same thing as ``expected``, within tolerance?"""
+    tol = DEFAULT_TOLERANCE if tolerance is None else tolerance
+    if expected.kind == "error":
+        return given.kind == "error" and (not given.name or given.name.lower() == expected.name.lower())
+    if expected.kind != given.kind:
+        # A one-element tensor and a plain number say the same thing; so do True and tensor(True).
+        if expected.kind == "numbers" and given.kind == "bool" and len(expected.numbers) == 1:
+            return float(given.flag) == expected.numbers[0]
+        return False
+    if expected.kind == "none":
+        return True
+    if expected.kind == "bool":
+        return expected.flag == given.flag
+    if expected.kind == "numbers":
+        return _numbers_match(expected, given, tol, compare)
+    if expected.kind == "name":
+        return same_name(expected.name, given.name)
+    return expected.name == given.name
+
+
+def same_name(expected: str, given: str) -> bool:
+    """Names match ignoring case, a ``torch.`` prefix and a grad_fn's ``Backward0`` tail."""
+    return _name_core(expected) == _name_core(given) and bool(_name_core(given))
+
+
+def show(value: Value) -> str:
+    """A Value in the words a learner would type."""
+    if value.kind == "none":
+        return "None"
+    if value.kind == "error":
+        return f"raises {value.name or 'an error'}"
+    if value.kind == "bool":
+        return str(value.flag)
+    if value.kind == "numbers":
+        if not value.numbers:
+            return f"a tensor of shape {list(value.shape)}"
+        if not value.shape:
+            return _num(value.numbers[0])
+        return _nest(list(value.numbers), list(value.shape))
+    return value.name
+
+
+# -- reading --------------------------------------------------------------------
+
+class _Unreadable(Exception):
+    """The text parsed as Python but is not a value we know how to read."""
+
+
+def _read_node(node: ast.AST) -> Value:
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return Value("none")
+        if isinstance(node.value, bool):
+            return Value("bool", flag=node.value)
+        if isinstance(node.value, (int, float)):
+            return Value("numbers", numbers=(float(node.value),), shape=())
+        if isinstance(node.value, str):
+            return read_answer(node.value) if node.value.strip() else Value("text")
+        raise _Unreadable
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _read_node(node.operand)
+        if inner.kind != "numbers" or inner.shape:
+            raise _Unreadable
+        sign = -1.0 if isinstance(node.op, ast.USub) else 1.0
+        return Value("numbers", numbers=(sign * inner.numbers[0],), shape=())
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return _read_sequence(node.elts)
+    if isinstance(node, ast.Call):
+        return _read_call(node)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        dotted = _dotted(node)
+        constant = _NAMED_CONSTANTS.get(dotted.lower(), ...)
+        if constant is None:
+            return Value("none")
+        if isinstance(constant, bool):
+            return Value("bool", flag=constant)
+        if constant is not ...:
+            return Value("numbers", numbers=(float(constant),), shape=())
+        return Value("name", name=dotted)
+    raise _Unreadable
+
+
+def _read_sequence(elements: list[ast.AST]) -> Value:
+    items = [_read_node(e) for e in elements]
+    if not items:
+        return Value("numbers", numbers=(), shape=(0,))
+    if any(item.kind not in ("numbers", "bool") for item in items):
+        raise _Unreadable
+    items = [Value("numbers", numbers=(float(i.flag),), shape=()) if i.kind == "bool" else i for i in items]
+    inner = items[0].shape
+    if any(item.shape != inner for item in items):
+        raise _Unreadable  # ragged lists are not a tensor
+    numbers = tuple(n for item in items for n in item.numbers)
+    return Value("numbers", numbers=numbers, shape=(len(items), *inner))
+
+
+def _read_call(node: ast.Call) -> Value:
+    """tensor(...), torch.tensor(...), torch.Size([...]): the data and an optional dtype."""
+    name = _dotted(node.func).split(".")[-1].lower()
+    if name not in ("tensor", "size", "parameter") or len(node.args) != 1:
+        raise _Unreadable
+    inner = _read_node(node.args[0])
+    if inner.kind != "numbers":
+        raise _Unreadable
+    dtype = ""
+    for keyword in node.keywords:
+        if keyword.arg == "dtype" and isinstance(keyword.value, (ast.Name, ast.Attribute)):
+            dtype = _short_dtype(_dotted(keyword.value))
+    return Value("numbers", numbers=inner.numbers, shape=inner.shape, dtype=dtype)
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    raise _Unreadable
+
+
+def _flatten(values) -> list[float]:
+    if isinstance(values, list):
+        return [n for item in values for n in _flatten(item)]
+    return [float(values)]
+
+
+# -- comparing --------------------------------------------------------------------
+
+def _numbers_match(expected: Value, given: Value, tol: float, compare: tuple[str, ...]) -> bool:
+    if "dtype" in compare and given.dtype and expected.dtype and given.dtype != expected.dtype:
+        return False
+    if "shape" in compare and given.shape != expected.shape:
+        # Shape questions are answered with a list of sizes, e.g. (2, 3) for torch.Size([2, 3]).
+        if not (given.shape == (len(expected.shape),) and tuple(int(n) for n in given.numbers) == expected.shape):
+            return False
+        return True
+    if not expected.numbers:  # a big tensor: only its shape is known here
+        return given.shape == expected.shape
+    if len(given.numbers) != len(expected.numbers):
+        return False
+    # A flat list or a bare number may stand for any shape with as many elements.
+    if len(given.shape) > 1 and given.shape != expected.shape:
+        return False
+    return all(_close(e, g, tol) for e, g in zip(expected.numbers, given.numbers))
+
+
+def _close(expected: float, given: float, tol: float) -> bool:
+    if math.isnan(expected) or math.isnan(given):
+        return math.isnan(expected) and math.isnan(given)
+    return math.isclose(expected, given, rel_tol=tol, abs_tol=tol)
+
+
+def _name_core(name: str) -> str:
+    core = name.strip().strip("'\"<>").lower()
+    core = re.sub(r"^torch\.", "", core)
+    return re.sub(r"backward\d*$", "", core)
+
+
+def _short_dtype(dtype: str) -> str:
+    return re.sub(r"^torch\.", "", dtype.strip())
+
+
+def _norm_text(text: str) -> str:
+    return " ".join(text.strip().strip("'\"").lower().split())
+
+
+def _looks_numeric(text: str) -> bool:
+    return bool(re.fullmatch(r"[-+]?\d+\.?", text))
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.6g}"
+
+
+def _nest(flat: list[float], shape: list[int]) -> str:
+    if len(shape) <= 1:
+        return "[" + ", ".join(_num(x) for x in flat) + "]"
+    size = len(flat) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nest(flat[i * size:(i + 1) * size], shape[1:]) for i in range(shape[0])) + "]"

@@ -1,0 +1,518 @@
+"""Lessons as data: the model and the loader of lessons/*.md.
+
+A lesson is a Markdown file: YAML front matter, prose, ```python cells that run
+in the kernel, and ```question blocks holding YAML. docs/LESSONS.md is the
+format for authors. Nothing here runs lesson code: the loader only parses it
+(``ast.parse`` for syntax), so a broken lesson is reported with file and line
+and the rest of the course stays available.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from markdown_it import MarkdownIt
+
+LESSONS_ENV = "GRADREPL_LESSONS"
+QUESTION_TYPES = ("choice", "predict", "predict_state", "task", "derive", "numeric")
+STATE_FIELDS = ("requires_grad", "is_leaf", "grad_fn", "grad", "retains_grad", "dtype", "shape")
+DEFAULT_STATE_FIELDS = ("requires_grad", "is_leaf", "grad_fn", "grad")
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+# Keys each question type needs, and keys it may carry besides the common ones.
+_REQUIRED = {
+    "choice": ("options",),
+    "predict": ("ask",),
+    "predict_state": ("ask",),
+    "task": ("check", "solution"),
+    "derive": ("function", "variable", "solution"),
+    "numeric": ("ask", "tolerance"),
+}
+_COMMON = {"id", "type", "prompt", "hints", "setup", "code", "explanation"}
+_EXTRA = {
+    "choice": {"options", "ask", "tolerance"},
+    "predict": {"ask", "tolerance", "misconceptions", "compare"},
+    "predict_state": {"ask", "fields"},
+    "task": {"check", "solution"},
+    "derive": {"function", "variable", "solution"},
+    "numeric": {"ask", "tolerance", "misconceptions"},
+}
+_FRONT_KEYS = {"id", "title", "version", "requires", "language", "skippable", "summary", "setup"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a lesson file, where an author can find it."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class LessonFormatError(Exception):
+    """A lesson file that cannot be used; ``problems`` says every reason found."""
+
+    def __init__(self, problems: list[Problem]):
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Source:
+    """Code the lesson runs in the kernel, with the line it starts on in its file."""
+
+    code: str
+    line: int
+    may_fail: bool = False  # question code whose point may be the error it raises
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a choice question.
+
+    ``correct`` is the author's word for conceptual questions; when the question
+    asks the kernel (``ask``), correctness is computed by matching ``answer``.
+    """
+
+    text: str
+    correct: bool | None = None
+    feedback: str = ""
+    answer: str | None = None
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A wrong answer to a predict/numeric question worth naming when given."""
+
+    answer: str
+    feedback: str
+
+
+@dataclass
+class Question:
+    """One gradable question; ``uid`` (lesson_id/question_id) is its stable card id."""
+
+    id: str
+    lesson_id: str
+    type: str
+    prompt: str
+    path: str
+    line: int
+    hints: list[str] = field(default_factory=list)
+    setup: str = ""
+    code: str = ""
+    ask: str = ""
+    options: list[Option] = field(default_factory=list)
+    solution: str = ""
+    check: str = ""
+    tolerance: float | None = None
+    fields: tuple[str, ...] = DEFAULT_STATE_FIELDS
+    function: str = ""
+    variable: str = ""
+    misconceptions: list[Misconception] = field(default_factory=list)
+    compare: tuple[str, ...] = ("value",)
+    explanation: str = ""
+    # What the lesson ran before this question, in order: replaying it in a
+    # fresh kernel rebuilds the namespace the question is asked in.
+    context: list[Source] = field(default_factory=list)
+
+    @property
+    def uid(self) -> str:
+        return f"{self.lesson_id}/{self.id}"
+
+    @property
+    def computed(self) -> bool:
+        """True when the key comes from the kernel rather than the author."""
+        return bool(self.ask) or self.type in ("task", "derive")
+
+    def hint(self, n: int) -> str | None:
+        """The n-th hint (0-based), or None when there are no more."""
+        return self.hints[n] if 0 <= n < len(self.hints) else None
+
+
+@dataclass
+class Step:
+    """One step of a lesson: prose to read, a cell to run, or a question."""
+
+    kind: str  # "prose" | "code" | "question"
+    line: int
+    text: str = ""
+    question: Question | None = None
+
+
+@dataclass
+class Lesson:
+    id: str
+    title: str
+    version: str
+    path: str
+    steps: list[Step]
+    requires: list[str] = field(default_factory=list)
+    language: str = "en"
+    skippable: bool = True
+    summary: str = ""
+    setup: str = ""
+
+    @property
+    def questions(self) -> list[Question]:
+        return [s.question for s in self.steps if s.question is not None]
+
+    def question(self, question_id: str) -> Question | None:
+        """A question by its local id or its uid."""
+        local = question_id.split("/", 1)[1] if question_id.startswith(self.id + "/") else question_id
+        return next((q for q in self.questions if q.id == local), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The listing row of `gradrepl lessons --json` (progress fields are added by the caller)."""
+        return {"id": self.id, "title": self.title, "path": self.path, "version": self.version,
+                "requires": self.requires, "language": self.language, "summary": self.summary,
+                "questions": [q.uid for q in self.questions]}
+
+
+@dataclass
+class Course:
+    """The lessons that loaded, in order, and the problems of those that did not."""
+
+    lessons: list[Lesson]
+    problems: list[Problem] = field(default_factory=list)
+
+    def get(self, lesson_id: str) -> Lesson | None:
+        return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
+
+    def question(self, uid: str) -> Question | None:
+        """A question by its card id ``lesson_id/question_id``."""
+        lesson_id, _, local = uid.partition("/")
+        lesson = self.get(lesson_id)
+        return lesson.question(local) if lesson else None
+
+    @property
+    def questions(self) -> list[Question]:
+        return [q for lesson in self.lessons for q in lesson.questions]
+
+
+def default_lessons_dir() -> Path:
+    """$GRADREPL_LESSONS, else the lessons/ folder shipped beside the package."""
+    override = os.environ.get(LESSONS_ENV)
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "lessons"
+
+
+def load_course(directory: str | Path | None = None) -> Course:
+    """Every lessons/*.md in file-name order; a bad file adds problems and is left out."""
+    folder = Path(directory) if directory is not None else default_lessons_dir()
+    lessons: list[Lesson] = []
+    problems: list[Problem] = []
+    if not folder.is_dir():
+        return Course([], [Problem(str(folder), 0, "no lessons folder here")])
+    seen: dict[str, str] = {}
+    for path in sorted(folder.glob("*.md")):
+        try:
+            lesson = load_lesson(path)
+        except LessonFormatError as exc:
+            problems.extend(exc.problems)
+            continue
+        if lesson.id in seen:
+            problems.append(Problem(lesson.path, 2, f"lesson id {lesson.id!r} is also used by {seen[lesson.id]}"))
+            continue
+        seen[lesson.id] = lesson.path
+        lessons.append(lesson)
+    known = {lesson.id for lesson in lessons}
+    for lesson in lessons:
+        for needed in lesson.requires:
+            if needed not in known:
+                problems.append(Problem(lesson.path, 2, f"requires unknown lesson {needed!r}"))
+    return Course(lessons, problems)
+
+
+def load_lesson(path: str | Path) -> Lesson:
+    """Parse one lesson file; raises LessonFormatError listing every problem found."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LessonFormatError([Problem(str(path), 0, f"cannot read: {exc}")]) from exc
+    return parse_lesson(text, str(path))
+
+
+def parse_lesson(text: str, path: str = "<lesson>") -> Lesson:
+    """Parse lesson text (see load_lesson); ``path`` is used in problems."""
+    problems: list[Problem] = []
+    meta, body, offset = _front_matter(text, path, problems)
+    if meta is None:
+        raise LessonFormatError(problems)
+    lesson_id = _front_field(meta, "id", path, problems)
+    title = _front_field(meta, "title", path, problems)
+    if lesson_id and not ID_PATTERN.match(str(lesson_id)):
+        problems.append(Problem(path, 2, f"lesson id {lesson_id!r}: use lowercase letters, digits, - and _"))
+    for key in sorted(set(meta) - _FRONT_KEYS):
+        problems.append(Problem(path, 2, f"unknown front matter key {key!r}"))
+    requires = meta.get("requires") or []
+    if isinstance(requires, str):
+        requires = [requires]
+    setup = str(meta.get("setup") or "")
+    _check_syntax(setup, path, 2, "front matter setup", problems)
+    steps = _steps(body, offset, path, str(lesson_id or ""), problems)
+    if not any(s.question for s in steps):
+        problems.append(Problem(path, offset + 1, "a lesson needs at least one question"))
+    if problems:
+        raise LessonFormatError(problems)
+    lesson = Lesson(id=str(lesson_id), title=str(title), version=str(meta.get("version", "1")), path=path,
+                    steps=steps, requires=[str(r) for r in requires], language=str(meta.get("language", "en")),
+                    skippable=bool(meta.get("skippable", True)), summary=str(meta.get("summary", "")),
+                    setup=setup)
+    _attach_context(lesson)
+    return lesson
+
+
+def replay_sources(lesson: Lesson, upto: int) -> list[Source]:
+    """The code that rebuilds the canonical namespace before step ``upto``.
+
+    Front matter setup, every python cell, each question's setup and code, and
+    each task's solution: what resume replays (never pickled tensors).
+    """
+    sources = [Source(lesson.setup, 2)] if lesson.setup else []
+    for step in lesson.steps[:upto]:
+        if step.kind == "code":
+            sources.append(Source(step.text, step.line + 1))
+        elif step.question is not None:
+            sources.extend(question_sources(step.question, with_solution=True))
+    return sources
+
+
+def question_sources(question: Question, with_solution: bool) -> list[Source]:
+    """What a question itself runs: its setup, its code, and (for tasks) the solution."""
+    sources = []
+    if question.setup:
+        sources.append(Source(question.setup, question.line))
+    if question.code:
+        sources.append(Source(question.code, question.line, may_fail=True))
+    if with_solution and question.type == "task":
+        sources.append(Source(question.solution, question.line))
+    return sources
+
+
+def _attach_context(lesson: Lesson) -> None:
+    for index, step in enumerate(lesson.steps):
+        if step.question is not None:
+            step.question.context = replay_sources(lesson, index)
+
+
+# -- front matter ---------------------------------------------------------------
+
+def _front_matter(text: str, path: str, problems: list[Problem]) -> tuple[dict | None, str, int]:
+    """(meta, body, line offset of the body); meta is None when unusable."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        problems.append(Problem(path, 1, "a lesson starts with YAML front matter between '---' lines"))
+        return None, text, 0
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        problems.append(Problem(path, 1, "front matter is not closed by a '---' line"))
+        return None, text, 0
+    try:
+        meta = yaml.safe_load("".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        problems.append(Problem(path, 2 + _yaml_line(exc), f"front matter is not valid YAML: {_yaml_message(exc)}"))
+        return None, text, 0
+    if not isinstance(meta, dict):
+        problems.append(Problem(path, 2, "front matter must be a mapping of keys to values"))
+        return None, text, 0
+    return meta, "".join(lines[end + 1:]), end + 1
+
+
+def _front_field(meta: dict, key: str, path: str, problems: list[Problem]) -> Any:
+    value = meta.get(key)
+    if value in (None, ""):
+        problems.append(Problem(path, 2, f"front matter needs {key!r}"))
+    return value
+
+
+def _yaml_line(exc: yaml.YAMLError) -> int:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return mark.line if mark is not None else 0
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    return str(getattr(exc, "problem", None) or exc).strip()
+
+
+# -- body -----------------------------------------------------------------------
+
+def _steps(body: str, offset: int, path: str, lesson_id: str, problems: list[Problem]) -> list[Step]:
+    """Split the body into prose, python cells and questions (lines are 1-based in the file)."""
+    lines = body.splitlines(keepends=True)
+    steps: list[Step] = []
+    prose_start = 0
+    ids: dict[str, int] = {}
+    for token in MarkdownIt("commonmark").parse(body):
+        if token.type != "fence" or token.map is None:
+            continue
+        kind = token.info.strip().split()[0] if token.info.strip() else ""
+        if kind not in ("python", "question"):
+            continue  # any other fence is prose to read
+        start, end = token.map
+        _add_prose(steps, lines[prose_start:start], offset + prose_start + 1)
+        prose_start = end
+        fence_line = offset + start + 1
+        if end - 1 <= start or not lines[end - 1].strip().startswith(token.markup):
+            problems.append(Problem(path, fence_line, f"```{kind} block is not closed"))
+            continue
+        if kind == "python":
+            if _check_syntax(token.content, path, fence_line + 1, "python cell", problems):
+                steps.append(Step("code", fence_line, text=token.content))
+            continue
+        question = _question(token.content, path, fence_line, lesson_id, problems)
+        if question is None:
+            continue
+        if question.id in ids:
+            problems.append(Problem(path, fence_line, f"question id {question.id!r} is already used on line {ids[question.id]}"))
+            continue
+        ids[question.id] = fence_line
+        steps.append(Step("question", fence_line, question=question))
+    _add_prose(steps, lines[prose_start:], offset + prose_start + 1)
+    return steps
+
+
+def _add_prose(steps: list[Step], lines: list[str], line: int) -> None:
+    text = "".join(lines).strip("\n")
+    if text.strip():
+        skipped = len(lines) - len("".join(lines).lstrip("\n").splitlines(keepends=True))
+        steps.append(Step("prose", line + max(skipped, 0), text=text))
+
+
+def _question(content: str, path: str, fence_line: int, lesson_id: str, problems: list[Problem]) -> Question | None:
+    """Build a Question from a ```question block; None (with problems) if unusable."""
+    first = fence_line + 1
+    try:
+        data = yaml.safe_load(content)
+    except yaml.YAMLError as exc:
+        problems.append(Problem(path, first + _yaml_line(exc), f"question is not valid YAML: {_yaml_message(exc)}"))
+        return None
+    if not isinstance(data, dict):
+        problems.append(Problem(path, fence_line, "a question block holds a YAML mapping (id: ..., type: ...)"))
+        return None
+    before = len(problems)
+
+    def line_of(key: str) -> int:
+        match = re.search(rf"^{re.escape(key)}\s*:", content, re.MULTILINE)
+        return first + content[: match.start()].count("\n") if match else fence_line
+
+    def code_line(key: str) -> int:
+        """First line of a key's code: the next line for a block scalar (``key: |``)."""
+        match = re.search(rf"^{re.escape(key)}\s*:\s*([|>][-+]?)?\s*$", content, re.MULTILINE)
+        return line_of(key) + (1 if match and match.group(1) else 0)
+
+    def complain(key: str, message: str) -> None:
+        problems.append(Problem(path, line_of(key), message))
+
+    qid, qtype = str(data.get("id") or ""), str(data.get("type") or "")
+    label = f"question {qid!r}" if qid else "question"
+    if not qid:
+        complain("id", "a question needs an 'id'")
+    elif not ID_PATTERN.match(qid):
+        complain("id", f"question id {qid!r}: use lowercase letters, digits, - and _")
+    if qtype not in QUESTION_TYPES:
+        complain("type", f"{label}: unknown type {qtype!r} (one of {', '.join(QUESTION_TYPES)})")
+        return None
+    if not str(data.get("prompt") or "").strip():
+        complain("prompt", f"{label} needs a 'prompt'")
+    for key in _REQUIRED[qtype]:
+        if data.get(key) in (None, "", []):
+            complain(key, f"{label}: a {qtype} question needs {key!r}")
+    for key in sorted(set(data) - _COMMON - _EXTRA[qtype]):
+        complain(key, f"{label}: unknown key {key!r} for a {qtype} question")
+    for key in ("setup", "code", "solution"):
+        _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems)
+    for key in ("ask", "check"):
+        _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems, mode="eval")
+    hints = data.get("hints") or []
+    if not isinstance(hints, list) or not all(isinstance(h, str) for h in hints):
+        complain("hints", f"{label}: 'hints' is a list of strings")
+        hints = []
+    tolerance = data.get("tolerance")
+    if tolerance is not None and (not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or tolerance < 0):
+        complain("tolerance", f"{label}: 'tolerance' is a number >= 0")
+        tolerance = None
+    options = _options(data.get("options"), qtype, bool(data.get("ask")), label, line_of("options"), path, problems)
+    misconceptions = _misconceptions(data.get("misconceptions"), label, line_of("misconceptions"), path, problems)
+    fields = tuple(data.get("fields") or DEFAULT_STATE_FIELDS)
+    unknown = [f for f in fields if f not in STATE_FIELDS]
+    if unknown:
+        complain("fields", f"{label}: unknown fields {unknown} (known: {', '.join(STATE_FIELDS)})")
+    compare = data.get("compare") or ["value"]
+    compare = (compare,) if isinstance(compare, str) else tuple(compare)
+    if set(compare) - {"value", "shape", "dtype"}:
+        complain("compare", f"{label}: 'compare' takes value, shape and dtype")
+    if len(problems) > before:
+        return None
+    return Question(
+        id=qid, lesson_id=lesson_id, type=qtype, prompt=str(data["prompt"]).strip(), path=path, line=fence_line,
+        hints=hints, setup=str(data.get("setup") or ""), code=str(data.get("code") or ""),
+        ask=str(data.get("ask") or "").strip(), options=options, solution=str(data.get("solution") or ""),
+        check=str(data.get("check") or "").strip(), tolerance=tolerance, fields=fields,
+        function=str(data.get("function") or ""), variable=str(data.get("variable") or ""),
+        misconceptions=misconceptions, compare=compare, explanation=str(data.get("explanation") or "").strip(),
+    )
+
+
+def _options(raw: Any, qtype: str, computed: bool, label: str, line: int, path: str,
+             problems: list[Problem]) -> list[Option]:
+    if qtype != "choice" or raw in (None, []):
+        return []
+    if not isinstance(raw, list) or len(raw) < 2:
+        problems.append(Problem(path, line, f"{label}: 'options' is a list of at least two options"))
+        return []
+    options = []
+    for n, item in enumerate(raw, 1):
+        if isinstance(item, str):
+            item = {"text": item}
+        if not isinstance(item, dict) or not str(item.get("text") or "").strip():
+            problems.append(Problem(path, line, f"{label}: option {n} needs a 'text'"))
+            continue
+        extra = set(item) - {"text", "correct", "feedback", "answer"}
+        if extra:
+            problems.append(Problem(path, line, f"{label}: option {n} has unknown keys {sorted(extra)}"))
+        correct = item.get("correct")
+        options.append(Option(text=str(item["text"]).strip(), correct=None if correct is None else bool(correct),
+                              feedback=str(item.get("feedback") or "").strip(),
+                              answer=None if item.get("answer") is None else str(item["answer"])))
+    if computed:
+        if any(o.answer is None for o in options):
+            problems.append(Problem(path, line, f"{label}: with 'ask', every option needs an 'answer' to match the key"))
+    elif sum(1 for o in options if o.correct) != 1:
+        problems.append(Problem(path, line, f"{label}: exactly one option needs 'correct: true'"))
+    for n, option in enumerate(options, 1):
+        if option.correct is False or (not computed and not option.correct):
+            if not option.feedback:
+                problems.append(Problem(path, line, f"{label}: wrong option {n} needs a 'feedback' naming its misconception"))
+    return options
+
+
+def _misconceptions(raw: Any, label: str, line: int, path: str, problems: list[Problem]) -> list[Misconception]:
+    if raw in (None, []):
+        return []
+    if not isinstance(raw, list) or not all(isinstance(m, dict) and "answer" in m and "feedback" in m for m in raw):
+        problems.append(Problem(path, line, f"{label}: 'misconceptions' is a list of {{answer, feedback}}"))
+        return []
+    return [Misconception(str(m["answer"]), str(m["feedback"]).strip()) for m in raw]
+
+
+def _check_syntax(code: str, path: str, line: int, what: str, problems: list[Problem], mode: str = "exec") -> bool:
+    """Parse (never run) code; a syntax error becomes a problem at its line in the file."""
+    if not code.strip():
+        return True
+    try:
+        ast.parse(code if mode == "exec" else code.strip(), mode=mode)
+    except SyntaxError as exc:
+        where = line + (exc.lineno or 1) - 1
+        problems.append(Problem(path, where, f"{what}: syntax error: {exc.msg}"))
+        return False
+    return True

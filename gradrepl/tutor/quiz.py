@@ -1,0 +1,186 @@
+"""Quiz mode: which questions to ask, in what order, and what an answer does to the schedule.
+
+One FSRS card per question id (fsrs package). A wrong answer rates Again, a right
+one Good, a right one after a hint Hard. Due cards come first, the least likely
+to be remembered first; then questions never asked. A fixed clock and a seed
+make every choice here reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, Iterable
+
+from fsrs import Card, Rating, Scheduler, State
+
+from gradrepl.tutor.progress import ProgressStore, Review
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """The current time in UTC (the default clock)."""
+    return datetime.now(timezone.utc)
+
+
+def rating_for(correct: bool, hinted: bool) -> Rating:
+    """How an answer rates a card: wrong = Again, right after a hint = Hard, right = Good."""
+    if not correct:
+        return Rating.Again
+    return Rating.Hard if hinted else Rating.Good
+
+
+def lesson_of(question_id: str) -> str:
+    """The lesson part of a `lesson_id/question_id` id."""
+    return question_id.rpartition("/")[0] or question_id
+
+
+def card_id_for(question_id: str) -> int:
+    """A stable card id derived from the question id (fsrs would otherwise use the clock)."""
+    return int.from_bytes(hashlib.sha256(question_id.encode()).digest()[:6], "big")
+
+
+@dataclass
+class QuizPlan:
+    """The questions a quiz will ask, in order, and why they were chosen."""
+
+    question_ids: list[str]
+    due: int            # how many of them were due reviews
+    new: int            # how many were never asked before
+    next_due: datetime | None  # the earliest due date among cards not drawn (None if none)
+
+
+class SpacedRepetition:
+    """FSRS scheduling over the progress store: cards in, ratings out, every review committed."""
+
+    def __init__(self, store: ProgressStore, *, clock: Clock = utc_now, fuzzing: bool = True):
+        self.store = store
+        self.clock = clock
+        self.scheduler = Scheduler(enable_fuzzing=fuzzing)
+
+    def now(self) -> datetime:
+        return self.clock().astimezone(timezone.utc)
+
+    def card(self, question_id: str) -> Card:
+        """The question's card: the stored one, or a new card due now."""
+        stored = self.store.card(question_id)
+        if stored is not None:
+            return Card.from_json(stored.card_json)
+        return Card(card_id=card_id_for(question_id), state=State.Learning, due=self.now())
+
+    def is_new(self, question_id: str) -> bool:
+        return self.store.card(question_id) is None
+
+    def retrievability(self, card: Card, at: datetime | None = None) -> float:
+        """FSRS's estimate that the learner recalls the card now (0 for a card never reviewed)."""
+        return self.scheduler.get_card_retrievability(card, at or self.now())
+
+    def review(self, question_id: str, correct: bool, hinted: bool, answer: str,
+               duration_ms: int | None = None) -> Card:
+        """Rate the answer, reschedule the card, and commit both before returning the new card."""
+        now = self.now()
+        rating = rating_for(correct, hinted)
+        card, _ = self.scheduler.review_card(self.card(question_id), rating, now, duration_ms)
+        review = Review(question_id, lesson_of(question_id), now, int(rating), correct, hinted, answer, duration_ms)
+        self.store.record_review(review, card.to_json(), card.due, card.last_review)
+        return card
+
+    def plan(self, question_ids: Iterable[str], count: int | None = None, seed: int | None = None) -> QuizPlan:
+        """Order the quiz: due cards (lowest retrievability first), then new questions.
+
+        Ties and the new questions are shuffled by `seed` (random when None);
+        cards not yet due are left out.
+        """
+        rng = random.Random(seed)
+        now = self.now()
+        stored = self.store.cards()
+        candidates = list(dict.fromkeys(question_ids))
+        due: list[tuple[float, float, str]] = []
+        new: list[str] = []
+        later: list[datetime] = []
+        for question_id in candidates:
+            if question_id not in stored:
+                new.append(question_id)
+                continue
+            card = Card.from_json(stored[question_id].card_json)
+            if card.due <= now:
+                due.append((self.retrievability(card, now), rng.random(), question_id))
+            else:
+                later.append(card.due)
+        due.sort()
+        rng.shuffle(new)
+        ordered = [question_id for _, _, question_id in due] + new
+        chosen = ordered if count is None else ordered[:max(count, 0)]
+        due_chosen = sum(1 for question_id in chosen if question_id in stored)
+        left_out = later + [Card.from_json(stored[q].card_json).due for q in ordered[len(chosen):] if q in stored]
+        return QuizPlan(chosen, due_chosen, len(chosen) - due_chosen, min(left_out, default=None))
+
+
+def result_word(correct: bool, hinted: bool) -> str:
+    """How an answer is reported: "right", "right after a hint" or "wrong"."""
+    if not correct:
+        return "wrong"
+    return "right after a hint" if hinted else "right"
+
+
+def review_stats(spaced: SpacedRepetition, course_questions: dict[str, list[str]] | None = None) -> dict:
+    """Per lesson and per question: reviews, last result, due date, retrievability; and totals.
+
+    `course_questions` maps lesson id -> question ids of the course, so questions never
+    asked are counted as new; questions only the store knows are listed too.
+    """
+    now = spaced.now()
+    store = spaced.store
+    by_lesson: dict[str, list[str]] = {lesson: list(ids) for lesson, ids in (course_questions or {}).items()}
+    cards = store.cards()
+    for question_id, stored in cards.items():
+        known = by_lesson.setdefault(stored.lesson_id, [])
+        if question_id not in known:
+            known.append(question_id)
+    history: dict[str, list] = {}
+    for review in store.reviews():
+        history.setdefault(review.question_id, []).append(review)
+    lesson_progress = store.lessons()
+    lessons = []
+    for lesson_id, question_ids in by_lesson.items():
+        rows = [_question_row(spaced, question_id, cards, history.get(question_id, []), now)
+                for question_id in question_ids]
+        progress = lesson_progress.get(lesson_id)
+        lessons.append({
+            "lesson_id": lesson_id,
+            **_totals(rows),
+            "steps_finished": len(progress.finished) if progress else 0,
+            "questions": rows,
+        })
+    every_row = [row for lesson in lessons for row in lesson["questions"]]
+    return {"now": now.isoformat(), "totals": _totals(every_row), "lessons": lessons}
+
+
+def _question_row(spaced: SpacedRepetition, question_id: str, cards: dict, reviews: list, now: datetime) -> dict:
+    card = Card.from_json(cards[question_id].card_json) if question_id in cards else None
+    last = reviews[-1] if reviews else None
+    return {
+        "question_id": question_id,
+        "reviews": len(reviews),
+        "right": sum(1 for r in reviews if r.correct),
+        "last_result": result_word(last.correct, last.hinted) if last else None,
+        "last_review": last.reviewed_at.isoformat() if last else None,
+        "due": card.due.isoformat() if card else None,
+        "due_now": bool(card and card.due <= now),
+        "retrievability": round(spaced.retrievability(card, now), 4) if card else None,
+    }
+
+
+def _totals(rows: list[dict]) -> dict:
+    dues = [row["due"] for row in rows if row["due"] and not row["due_now"]]
+    return {
+        "questions": len(rows),
+        "new": sum(1 for row in rows if row["due"] is None),
+        "due_now": sum(1 for row in rows if row["due_now"]),
+        "reviews": sum(row["reviews"] for row in rows),
+        "right": sum(row["right"] for row in rows),
+        "next_due": min(dues, key=datetime.fromisoformat, default=None),
+    }

@@ -1,0 +1,124 @@
+"""FSRS scheduling of quiz questions, with a fixed clock and fuzzing off."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from fsrs import Rating
+
+from gradrepl.tutor.progress import ProgressStore
+from gradrepl.tutor.quiz import SpacedRepetition, rating_for
+
+T0 = datetime(2026, 3, 2, 8, 30, tzinfo=timezone.utc)
+
+
+class FixedClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T0)
+
+
+@pytest.fixture
+def spaced(tmp_path, clock) -> SpacedRepetition:
+    store = ProgressStore.open(tmp_path / "progress.sqlite3")
+    yield SpacedRepetition(store, clock=clock, fuzzing=False)
+    store.close()
+
+
+def test_answers_map_to_fsrs_ratings():
+    assert rating_for(correct=False, hinted=False) == Rating.Again
+    assert rating_for(correct=False, hinted=True) == Rating.Again
+    assert rating_for(correct=True, hinted=True) == Rating.Hard
+    assert rating_for(correct=True, hinted=False) == Rating.Good
+
+
+def test_a_wrong_answer_comes_back_sooner_than_a_hinted_one_and_a_right_one_latest(spaced):
+    wrong = spaced.review("basics/wrong", correct=False, hinted=False, answer="0")
+    hinted = spaced.review("basics/hinted", correct=True, hinted=True, answer="2")
+    right = spaced.review("basics/right", correct=True, hinted=False, answer="2")
+    assert wrong.due - T0 == timedelta(minutes=1)
+    assert hinted.due - T0 == timedelta(minutes=5, seconds=30)
+    assert right.due - T0 == timedelta(minutes=10)
+    stored = {r.question_id: (r.rating, r.correct, r.hinted, r.reviewed_at) for r in spaced.store.reviews()}
+    assert stored == {
+        "basics/wrong": (Rating.Again, False, False, T0),
+        "basics/hinted": (Rating.Hard, True, True, T0),
+        "basics/right": (Rating.Good, True, False, T0),
+    }
+    assert spaced.card("basics/right").due == right.due
+
+
+def test_right_answers_on_later_days_spread_reviews_out(spaced, clock):
+    dues = []
+    for _ in range(4):
+        card = spaced.review("chain/q1", correct=True, hinted=False, answer="6")
+        dues.append(card.due - clock.now)
+        clock.now = card.due
+    assert dues[0] < dues[1] < dues[2] < dues[3]
+    assert dues[3] > timedelta(days=3)
+
+
+def test_without_fuzzing_the_same_history_gives_the_same_schedule(tmp_path):
+    dues = []
+    for name in ("a", "b"):
+        clock = FixedClock(T0)
+        with ProgressStore.open(tmp_path / name / "p.sqlite3") as store:
+            spaced = SpacedRepetition(store, clock=clock, fuzzing=False)
+            for correct in (True, True, True, False, True, True):
+                clock.now = spaced.review("chain/q1", correct, False, "x").due
+            dues.append(clock.now)
+    assert dues[0] == dues[1]
+
+
+def test_plan_puts_due_cards_first_lowest_retrievability_first_then_new(spaced, clock):
+    for question_id in ("l/strong", "l/weak", "l/not-due"):
+        spaced.review(question_id, True, False, "x")
+    clock.now = T0 + timedelta(days=30)
+    spaced.review("l/strong", True, False, "x")
+    clock.now = T0 + timedelta(days=120)
+    spaced.review("l/not-due", True, False, "x")
+    clock.now = T0 + timedelta(days=120, minutes=30)
+    assert spaced.card("l/not-due").due > clock.now
+    strong = spaced.retrievability(spaced.card("l/strong"))
+    weak = spaced.retrievability(spaced.card("l/weak"))
+    assert weak < strong
+
+    plan = spaced.plan(["l/new1", "l/strong", "l/not-due", "l/weak", "l/new2"], seed=1)
+    assert plan.question_ids[:2] == ["l/weak", "l/strong"]
+    assert sorted(plan.question_ids[2:]) == ["l/new1", "l/new2"]
+    assert (plan.due, plan.new) == (2, 2)
+    assert plan.next_due == spaced.card("l/not-due").due
+
+
+def test_count_keeps_the_most_urgent(spaced, clock):
+    spaced.review("l/old", False, False, "x")
+    clock.now = T0 + timedelta(hours=1)
+    plan = spaced.plan(["l/new1", "l/new2", "l/old"], count=2, seed=0)
+    assert plan.question_ids[0] == "l/old"
+    assert (plan.due, plan.new) == (1, 1)
+
+
+def test_a_seed_makes_the_order_reproducible(spaced):
+    questions = [f"l/q{i}" for i in range(12)]
+    first = spaced.plan(questions, seed=7).question_ids
+    assert spaced.plan(questions, seed=7).question_ids == first
+    assert sorted(first) == sorted(questions)
+    orders = {tuple(spaced.plan(questions, seed=seed).question_ids) for seed in range(5)}
+    assert len(orders) > 1
+
+
+def test_nothing_due_plans_an_empty_quiz_and_says_when_next(spaced, clock):
+    card = spaced.review("l/q1", True, False, "x")
+    plan = spaced.plan(["l/q1"], seed=0)
+    assert plan.question_ids == []
+    assert plan.next_due == card.due
