@@ -14,6 +14,12 @@ from gradrepl import __version__
 # Each name is a module in gradrepl/commands/ with register() and run().
 COMMANDS = (
     "run",
+    "check",
+    "lessons",
+    "play",
+    "lint",
+    "quiz",
+    "stats",
     "doctor",
 )
 
@@ -70,4 +76,8 @@ def _has_tui() -> bool:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module, not this __main__ copy, so commands and this
+    # entry point share one UsageError class.
+    from gradrepl.cli import main as cli_main
+
+    sys.exit(cli_main())

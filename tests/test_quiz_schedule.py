@@ -8,7 +8,7 @@ import pytest
 from fsrs import Rating
 
 from gradrepl.tutor.progress import ProgressStore
-from gradrepl.tutor.quiz import SpacedRepetition, rating_for
+from gradrepl.tutor.quiz import SpacedRepetition, rating_for, review_stats
 
 T0 = datetime(2026, 3, 2, 8, 30, tzinfo=timezone.utc)
 
@@ -122,3 +122,29 @@ def test_nothing_due_plans_an_empty_quiz_and_says_when_next(spaced, clock):
     plan = spaced.plan(["l/q1"], seed=0)
     assert plan.question_ids == []
     assert plan.next_due == card.due
+
+
+def test_stats_per_lesson_and_question_with_totals(spaced, clock):
+    spaced.review("chain/q1", False, False, "0")
+    spaced.review("chain/q1", True, True, "6")
+    spaced.review("basics/q1", True, False, "2")
+    clock.now = T0 + timedelta(days=3)
+    stats = review_stats(spaced, {"chain": ["chain/q1", "chain/q2"], "basics": ["basics/q1"]})
+
+    rows = {row["question_id"]: row for lesson in stats["lessons"] for row in lesson["questions"]}
+    assert rows["chain/q1"]["reviews"] == 2
+    assert rows["chain/q1"]["last_result"] == "right after a hint"
+    assert rows["chain/q2"] == {"question_id": "chain/q2", "reviews": 0, "right": 0, "last_result": None,
+                                "last_review": None, "due": None, "due_now": False, "retrievability": None}
+    assert rows["basics/q1"]["due"] == (T0 + timedelta(minutes=10)).isoformat()
+    assert rows["basics/q1"]["due_now"] is True
+    assert 0 < rows["basics/q1"]["retrievability"] < 1
+    chain = next(lesson for lesson in stats["lessons"] if lesson["lesson_id"] == "chain")
+    assert chain["totals"] == {"questions": 2, "new": 1, "due_now": 1, "reviews": 2, "right": 1, "next_due": None}
+    assert stats["totals"]["questions"] == 3 and stats["totals"]["reviews"] == 3 and stats["totals"]["right"] == 2
+
+
+def test_questions_only_the_store_knows_are_still_listed(spaced):
+    spaced.review("removed-lesson/q9", True, False, "x")
+    stats = review_stats(spaced, {"chain": ["chain/q1"]})
+    assert [lesson["lesson_id"] for lesson in stats["lessons"]] == ["chain", "removed-lesson"]

@@ -255,6 +255,9 @@ class KernelClient:
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
+        # torch starts a thread pool at import unless told not to, and a process with
+        # threads cannot be forked safely; each kernel sets its own count after forking.
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
         env.update(self.options.extra_env)
         return env
 

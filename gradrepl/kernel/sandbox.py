@@ -27,6 +27,7 @@ _CLONE_NEWNET, _CLONE_NEWUSER = 0x40000000, 0x10000000
 _M_ARENA_MAX = -8
 OPEN_FILES = 1024            # RLIMIT_NOFILE: plenty for a REPL, bounded for a runaway loop
 MALLOC_ARENAS = 2            # fewer arenas keep virtual size close to real use under RLIMIT_AS
+HEADROOM = 64 << 20          # address space kept back so the kernel can still reply after a memory bomb
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(?:i?b)?|b)?", re.IGNORECASE)
@@ -80,7 +81,7 @@ def apply(policy: Policy) -> dict[str, dict]:
     layer("process_group", _new_session)
     layer("oom_score", _oom_first)
     if policy.allow_network:
-        report["network"] = {"active": False, "detail": "network allowed (--allow-network)"}
+        report["network"] = {"active": False, "detail": "off: network allowed by --allow-network"}
         netns = False
     else:
         netns = layer("network", _network_namespace)
@@ -98,16 +99,54 @@ def apply(policy: Policy) -> dict[str, dict]:
         report["signals"] = {"active": False, "detail": "needs Landlock ABI 6 (Linux 6.12)"
                              if confined else "needs Landlock"}
     layer("memory", lambda: _address_space(policy.memory_limit))
-    deny_sockets = not policy.allow_network and not netns
+    sockets = "all" if policy.allow_network else "no-unix" if netns else "none"
     if nnp:
-        filtered = layer("syscalls", lambda: seccomp.install(deny_sockets))
+        filtered = layer("syscalls", lambda: seccomp.install(sockets))
     else:
         filtered = False
         report["syscalls"] = {"active": False, "detail": "needs no_new_privs"}
-    if deny_sockets and filtered:
-        report["network"] = {"active": True, "detail": report["network"]["detail"]
-                             + "; instead the syscall filter refuses every new socket"}
+    if not policy.allow_network:
+        report["network"] = _network_report(report["network"], netns, filtered)
     return report
+
+
+def _network_report(namespace: dict, netns: bool, filtered: bool) -> dict:
+    # A namespace alone leaves UNIX sockets in the filesystem reachable; the filter closes them.
+    if netns and filtered:
+        return {"active": True, "detail": namespace["detail"] + "; UNIX sockets refused by the syscall filter"}
+    if filtered:
+        return {"active": True, "detail": f"no namespace ({namespace['detail']}); "
+                                          "the syscall filter refuses every new socket"}
+    if netns:
+        return {"active": False, "detail": "missing: sockets in the filesystem stay reachable without "
+                                           "the syscall filter; " + namespace["detail"]}
+    return namespace
+
+
+class Headroom:
+    """Address space held back while learner code runs, handed to the kernel afterwards.
+
+    A memory bomb kept in the namespace (``hoard = [...]``) leaves no room even for the
+    kernel's reply; releasing the headroom after each step gives it room. The block is
+    calloc'd and never touched, so it costs address space, not RAM.
+    """
+
+    def __init__(self, size: int = HEADROOM):
+        self.size = size
+        self._block: bytearray | None = None
+
+    def hold(self) -> bool:
+        """Take the headroom back before learner code runs; False if even that is not possible."""
+        if self._block is None:
+            try:
+                self._block = bytearray(self.size)
+            except MemoryError:
+                return False
+        return True
+
+    def release(self) -> None:
+        """Give the headroom to the kernel (call once learner code has finished)."""
+        self._block = None
 
 
 def _reason(exc: BaseException) -> str:
@@ -200,9 +239,10 @@ def _address_space(budget: int) -> str:
     except AttributeError:                            # not glibc
         pass
     current = _vm_size()
-    limit = current + budget
+    limit = current + budget + HEADROOM
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return f"address space {_human(limit)} = kernel {_human(current)} + budget {_human(budget)}{arenas}"
+    return (f"address space {_human(limit)} = kernel {_human(current)} + budget {_human(budget)} "
+            f"+ headroom {_human(HEADROOM)}{arenas}")
 
 
 def _vm_size() -> int:

@@ -33,6 +33,9 @@ _SECCOMP_FILTER_FLAG_TSYNC = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_PDEATHSIG = 1
 _CLONE_THREAD = 0x00010000
+_AF_UNIX = 1
+# What socket() may create: everything, everything but UNIX sockets, or nothing.
+SOCKETS = ("all", "no-unix", "none")
 _X32_SYSCALL_BIT = 0x40000000
 
 
@@ -154,8 +157,10 @@ def _errno(code: int) -> int:
     return _RET_ERRNO | code
 
 
-def build(deny_sockets: bool, own_pid: int, arch: _Arch) -> _Program:
-    """The filter: a deny-list over ``arch``; ``deny_sockets`` refuses every new socket."""
+def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
+    """The filter: a deny-list over ``arch``; ``sockets`` is one of SOCKETS."""
+    if sockets not in SOCKETS:
+        raise ValueError(f"sockets must be one of {SOCKETS}, not {sockets!r}")
     prog = _Program()
     eperm = _errno(errno.EPERM)
     prog.load(_ARCH_OFFSET)
@@ -174,11 +179,14 @@ def build(deny_sockets: bool, own_pid: int, arch: _Arch) -> _Program:
     _clone_needs_thread(prog, arch)
     _nonzero_arg_denied(prog, arch.numbers["prlimit64"], 2)         # reading limits is fine
     _arg_equal_denied(prog, arch.numbers["prctl"], 0, _PR_SET_PDEATHSIG)
-    if deny_sockets:
+    if sockets == "none":
         nxt = prog.label()
         prog.emit(_JEQ, arch.numbers["socket"], 0, nxt)
         prog.ret(eperm)
         prog.mark(nxt)
+    elif sockets == "no-unix":
+        # A network namespace does not cover UNIX sockets bound in the filesystem.
+        _arg_equal_denied(prog, arch.numbers["socket"], 0, _AF_UNIX)
     # Signals only to itself: the kernel must not reach the frontend or other processes.
     own = (own_pid, -own_pid & 0xFFFFFFFF)
     _arg_in_allowed(prog, arch.numbers["kill"], 0, (0, *own))
@@ -242,7 +250,7 @@ def _arg_in_allowed(prog: _Program, nr: int, index: int, values: tuple[int, ...]
     prog.load(_NR_OFFSET)
 
 
-def install(deny_sockets: bool) -> str:
+def install(sockets: str) -> str:
     """Load the filter on every thread of this process; returns what it denies.
 
     Raises OSError with the reason when the machine or architecture lacks seccomp.
@@ -251,7 +259,7 @@ def install(deny_sockets: bool) -> str:
     arch = _ARCHES.get(platform.machine().lower())
     if arch is None:
         raise OSError(errno.ENOSYS, f"no syscall table for architecture {platform.machine()}")
-    prog = build(deny_sockets, os.getpid(), arch)
+    prog = build(sockets, os.getpid(), arch)
     filters = prog.assemble()
     fprog = _SockFprog(len(filters), filters)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -261,6 +269,6 @@ def install(deny_sockets: bool) -> str:
     if rc != 0:
         code = ctypes.get_errno() if rc < 0 else errno.EBUSY
         raise OSError(code, f"seccomp filter refused: {os.strerror(code)}")
-    sockets = "; every new socket" if deny_sockets else ""
+    denied = {"all": "", "no-unix": ", UNIX sockets", "none": ", every new socket"}[sockets]
     return (f"{len(filters)}-instruction BPF deny-list: exec, fork (threads allowed), ptrace, "
-            f"mount, namespaces, bpf, io_uring, raising limits, signals to other processes{sockets}")
+            f"mount, namespaces, bpf, io_uring, raising limits, signals to other processes{denied}")

@@ -29,6 +29,7 @@ from gradrepl.symbolic import ops as symbolic
 
 OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
 RESULT_CAP = 20_000   # characters of an echoed repr
+KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
 
 _libc = ctypes.CDLL(None)
 
@@ -155,8 +156,8 @@ class Kernel:
         column = len(before) - (before.rfind("\n") + 1)
         try:
             completions = jedi.Interpreter(code, [self.namespace]).complete(line, column)
-        except Exception:  # jedi gives up on some half-typed code; no completion then
-            return {"matches": []}
+        except Exception as exc:  # jedi gives up on some half-typed code; no completion then
+            return {"matches": [], "error": f"{type(exc).__name__}: {exc}"}
         return {"matches": [c.name for c in completions[:200]], "prefix_length": _prefix_length(before)}
 
     def op_check(self, message: dict) -> dict:
@@ -303,6 +304,12 @@ def _prefix_length(before: str) -> int:
     return n
 
 
+def warm_up() -> None:
+    """Import what the first step would otherwise import (sympy alone takes about a second)."""
+    from gradrepl.symbolic import crosscheck, shadow  # noqa: F401
+    import jedi  # noqa: F401
+
+
 def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, policy: dict) -> None:
     """Become a kernel: wire the fds, harden the process, then answer requests until EOF."""
     os.dup2(out_fd, 1)
@@ -324,6 +331,8 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
     layers = sandbox.apply(sandbox.Policy(
         memory_limit=policy["memory_limit"], allow_network=policy["allow_network"],
         scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace")))
+    # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
+    torch.set_num_threads(KERNEL_THREADS)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
     reader = io.BufferedReader(commands, 1 << 16)
     _write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
@@ -357,6 +366,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     cmd_fd, reply_fd, out_fd, err_fd = (int(a) for a in args[:4])
+    warm_up()
     serve(cmd_fd, reply_fd, out_fd, err_fd, args[4], json.loads(args[5]))
 
 

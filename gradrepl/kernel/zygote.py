@@ -38,8 +38,9 @@ def main() -> None:
     sock.setblocking(True)
     # Import everything a kernel needs before the first fork, then freeze it so
     # the kernels' garbage collections never rescan these objects.
-    from gradrepl.kernel import worker  # noqa: F401  (imports torch, sympy, the inspector)
-    import jedi  # noqa: F401
+    from gradrepl.kernel import worker
+
+    worker.warm_up()
 
     gc.collect()
     gc.freeze()

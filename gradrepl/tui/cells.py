@@ -6,53 +6,26 @@ from typing import Any
 
 from rich.text import Text
 
+from gradrepl.textviews import format_summary
+
 # Column key -> header, in panel order.
 COLUMNS: dict[str, str] = {
     "name": "name",
     "value": "value",
-    "shape": "shape",
-    "dtype": "dtype",
+    "grad": ".grad",
+    "grad_fn": "grad_fn",
     "requires_grad": "requires_grad",
     "is_leaf": "is_leaf",
-    "grad_fn": "grad_fn",
-    "grad": ".grad",
+    "shape": "shape",
+    "dtype": "dtype",
 }
 
 CELL_WIDTH = 22
 
 
-def number(value: Any) -> str:
-    """A number as torch prints it: 7. for a whole float, 4 significant digits otherwise."""
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return {"nan": "nan", "inf": "inf", "-inf": "-inf"}[repr(value)]
-        if value.is_integer() and abs(value) < 1e16:
-            return f"{int(value)}."
-        return f"{value:.4g}"
-    return str(value)
-
-
-def nested(values: Any) -> str:
-    """A nested list of numbers as a compact bracketed string."""
-    if isinstance(values, list):
-        return "[" + ", ".join(nested(v) for v in values) + "]"
-    return number(values)
-
-
 def summary(data: dict[str, Any] | None, width: int | None = CELL_WIDTH) -> str:
-    """A value or .grad summary: the numbers when the kernel sent them, else statistics."""
-    if data is None:
-        return "None"
-    if "values" in data:
-        text = nested(data["values"])
-    else:
-        stats = [f"{key}={number(data[key])}" for key in ("min", "max", "mean", "norm") if key in data]
-        text = " ".join(stats)
-    if width is not None and len(text) > width:
-        text = text[: width - 1] + "…"
-    return text
+    """A value or .grad summary (the numbers when small, statistics when big), as the plain REPL writes it."""
+    return format_summary(data, width or 10**6)
 
 
 def shape(dims: list[int] | None) -> str:

@@ -22,7 +22,6 @@ class CodeInput(TextArea):
     def __init__(self, history: History, **kwargs) -> None:
         super().__init__(
             language="python",
-            theme="monokai",
             soft_wrap=True,
             tab_behavior="indent",
             show_line_numbers=False,
@@ -30,7 +29,7 @@ class CodeInput(TextArea):
             placeholder="type torch code · Enter runs · Tab completes · ↑↓ history",
             **kwargs,
         )
-        self.history = history
+        self.repl_history = history
 
     async def _on_key(self, event: events.Key) -> None:
         if self.read_only:
@@ -68,7 +67,7 @@ class CodeInput(TextArea):
     def submit(self) -> None:
         """Send the current text as one step and start a fresh input."""
         source = self.text.rstrip()
-        self.history.add(source)
+        self.repl_history.add(source)
         self.load_text("")
         self.post_message(InputSubmitted(source))
 
@@ -100,7 +99,7 @@ class CodeInput(TextArea):
 
     def action_cursor_up(self, select: bool = False) -> None:
         if not select and self.cursor_location[0] == 0:
-            entry = self.history.previous(self.text)
+            entry = self.repl_history.previous(self.text)
             if entry is not None:
                 self._show_entry(entry)
             return
@@ -108,7 +107,7 @@ class CodeInput(TextArea):
 
     def action_cursor_down(self, select: bool = False) -> None:
         if not select and self.cursor_location[0] == self.document.line_count - 1:
-            entry = self.history.next()
+            entry = self.repl_history.next()
             if entry is not None:
                 self._show_entry(entry)
             return

@@ -17,39 +17,56 @@ CONTINUATION = "... "
 class ConsoleLog(RichLog):
     """Append-only log of steps; learner text is always plain Text, never markup."""
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(wrap=True, markup=False, highlight=False, auto_scroll=True, **kwargs)
+    KEEP = 2000  # renderables kept for re-wrapping after a resize
 
-    def write_source(self, source: str, pending: bool = False) -> None:
-        """Echo a step's source with Python highlighting (dimmed while it waits its turn)."""
+    def __init__(self, **kwargs) -> None:
+        super().__init__(wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20, **kwargs)
+        self._written: list = []
+        self._wrapped_at = 0
+
+    def _emit(self, content) -> None:
+        self._written.append(content)
+        del self._written[: -self.KEEP]
+        self.write(content)
+
+    def on_resize(self) -> None:
+        # RichLog wraps once, at write time: re-wrap everything when the width changes.
+        width = self.scrollable_content_region.width
+        if width != self._wrapped_at and self._written:
+            self._wrapped_at = width
+            self.clear()
+            for content in self._written:
+                self.write(content)
+        self._wrapped_at = width
+
+    def write_source(self, source: str) -> None:
+        """Echo a step's source with Python highlighting, prompts in the margin."""
         lines = source.splitlines() or [""]
         prompts = Text("\n".join([PROMPT] + [CONTINUATION] * (len(lines) - 1)), style="bold green")
         code = Syntax(source, "python", theme="ansi_dark", background_color="default", word_wrap=True)
         table = _side_by_side(prompts, code)
-        self.write(table)
-        if pending:
-            self.write(Text("  (queued: runs when the kernel is ready)", style="dim italic"))
+        self._emit(table)
 
     def write_result(self, result: StepResult) -> None:
         """Everything a step produced except its source, in reading order."""
         if result.stdout:
-            self.write(Text(result.stdout.rstrip("\n")))
+            self._emit(Text(result.stdout.rstrip("\n")))
         if result.stderr:
-            self.write(Text(result.stderr.rstrip("\n"), style="yellow"))
+            self._emit(Text(result.stderr.rstrip("\n"), style="yellow"))
         if result.display:
-            self.write(Text(result.display.rstrip("\n")))
+            self._emit(Text(result.display.rstrip("\n")))
         if result.result is not None:
-            self.write(Text(result.result))
+            self._emit(Text(result.result))
         if result.error is not None:
-            self.write(error_text(result.error.type, result.error.message, result.error.explanation))
+            self._emit(error_text(result.error.type, result.error.message, result.error.explanation))
         for note in result.notes:
-            self.write(Text.assemble(("note: ", "bold yellow"), (note, "yellow")))
+            self._emit(Text.assemble(("note: ", "bold yellow"), (note, "yellow")))
         if result.kernel_event:
-            self.write(Text(result.kernel_event, style="bold magenta"))
+            self._emit(Text(result.kernel_event, style="bold magenta"))
 
     def write_notice(self, text: str, style: str = "dim") -> None:
         """A line from gradrepl itself (kernel restarted, reset, ...)."""
-        self.write(Text(text, style=style))
+        self._emit(Text(text, style=style))
 
 
 def error_text(kind: str, message: str, explanation: str | None) -> Group:

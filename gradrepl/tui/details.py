@@ -23,6 +23,7 @@ class TensorDetails(VerticalScroll):
         yield Static(id="details-values")
         yield Static(id="details-why")
         yield GraphTree(id="details-graph")
+        yield Static(id="details-graph-note")
         yield Static(id="details-check")
 
     def show_loading(self, name: str) -> None:
@@ -40,7 +41,21 @@ class TensorDetails(VerticalScroll):
         why = self.query_one("#details-why", Static)
         why.update(Text.assemble(("why is .grad None? ", "bold cyan"), (reason, "cyan")) if reason else "")
         why.display = bool(reason)
-        self.query_one(GraphTree).show_graph(details.name, (details.graph or {}).get("graph"))
+        graph_reply = details.graph or {}
+        graph = graph_reply.get("graph") or {}
+        tree = self.query_one(GraphTree)
+        tree.show_graph(details.name, graph)
+        # No nodes (a leaf, a constant): the kernel's words, wrapped, say why there is no graph.
+        tree.display = bool(graph.get("nodes"))
+        note = self.query_one("#details-graph-note", Static)
+        notes = [] if tree.display else [(graph_reply.get("text") or "no autograd graph", "")]
+        if graph.get("freed"):
+            notes.append(("backward() freed the saved tensors; call backward(retain_graph=True) to run it twice.",
+                          "yellow"))
+        if graph.get("truncated"):
+            notes.append(("The graph is cut short here: it is too big to draw whole.", "yellow"))
+        note.update(Text("\n").join(Text(words, style=style) for words, style in notes))
+        note.display = bool(notes)
         check = self.query_one("#details-check", Static)
         check_text = (details.check or {}).get("text")
         errors = "\n".join(details.errors)

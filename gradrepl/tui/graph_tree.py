@@ -22,11 +22,8 @@ class GraphTree(Tree[dict]):
         """Replace the tree with `graph` (the kernel's {"nodes", "edges"}) drawn from `name`."""
         self.clear()
         self.root.set_label(Text(name, style="bold"))
-        nodes = {node["id"]: node for node in (graph or {}).get("nodes", [])}
-        if not nodes:
-            self.root.add_leaf(Text("no graph: nothing made this tensor (a leaf or a constant)", style="dim"))
-            self.root.expand()
-            return
+        graph = graph or {}
+        nodes = {node["id"]: node for node in graph.get("nodes", [])}
         children = _children(graph.get("edges", []))
         targets = {child for kids in children.values() for child in kids}
         roots = [node_id for node_id in nodes if node_id not in targets]
@@ -73,10 +70,15 @@ def node_label(node: dict[str, Any]) -> Text:
 
 
 def saved_label(saved: dict[str, Any]) -> Text:
-    """A saved tensor slot; after backward it may read 'freed by backward'."""
+    """A saved slot: a number (`exponent = 2`), a tensor (its shape, its name), or 'freed by backward'."""
     label = Text.assemble(("saved ", "dim"), (str(saved.get("name", "?")), "italic"))
     if saved.get("freed"):
         label.append("  freed by backward", style="red")
-    elif saved.get("shape") is not None:
-        label.append("  " + shape(saved.get("shape")), style="dim")
+        return label
+    if saved.get("value") is not None:
+        label.append(f" = {saved['value']}")
+    if saved.get("shape") is not None:
+        label.append("  " + shape(saved.get("shape")), style="cyan")
+    if saved.get("tensor"):
+        label.append(f"  is {saved['tensor']}", style="green")
     return label

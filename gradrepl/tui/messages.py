@@ -17,8 +17,9 @@ class KernelStateChanged(Message):
     state: str
 
     def can_replace(self, message: Message) -> bool:
-        # Only the latest state matters when several arrive before a paint.
-        return isinstance(message, KernelStateChanged)
+        # Textual asks the older message whether the newer one may supersede it:
+        # only the latest state matters before a paint, but a restart must be told.
+        return isinstance(message, KernelStateChanged) and self.state != "restarted"
 
 
 @dataclass

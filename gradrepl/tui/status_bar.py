@@ -13,7 +13,6 @@ STATE_WORDS = {
     "idle": ("● idle", "green"),
     "busy": ("◐ busy", "bold yellow"),
     "dead": ("✕ kernel stopped", "bold red"),
-    "restarted": ("● idle · fresh kernel", "green"),
     "failed": ("✕ kernel failed to start", "bold red"),
 }
 
@@ -28,11 +27,17 @@ class StatusBar(Static):
         self.sandbox: dict[str, dict[str, Any]] = {}
         self.last_step_ms: float | None = None
         self.queued = 0
+        self.fresh_kernel = False
 
     def on_mount(self) -> None:
         self.refresh_text()
 
     def set_state(self, state: str) -> None:
+        """Show `state`; "restarted" reads as idle with a note until the next step runs."""
+        if state == "restarted":
+            self.fresh_kernel, state = True, "idle"
+        elif state == "busy":
+            self.fresh_kernel = False
         if state == "busy" and self.state != "busy":
             self.busy_since = time.monotonic()
         elif state != "busy":
@@ -54,6 +59,8 @@ class StatusBar(Static):
         """The status line as Text (also used by tests)."""
         words, style = STATE_WORDS.get(self.state, (self.state, ""))
         text = Text(words, style=style)
+        if self.fresh_kernel:
+            text.append(" · restarted: fresh kernel", style="magenta")
         if self.busy_since is not None:
             text.append(f" {time.monotonic() - self.busy_since:.1f} s", style=style)
         if self.queued:

@@ -60,13 +60,6 @@ class TensorTable(DataTable):
         self.post_message(PanelUpdated(changed_names, removed_names))
         return changed_names, removed_names
 
-    def sync(self, rows: Iterable[dict[str, Any]]) -> None:
-        """Make the panel equal the full table `rows` (after a restart or reset)."""
-        rows = list(rows)
-        names = {row["name"] for row in rows}
-        fresh = [row for row in rows if row_cells(row) != self._cells.get(row["name"])]
-        self.apply_step(fresh, [name for name in self._cells if name not in names])
-
     @property
     def names(self) -> list[str]:
         """Names in the order the panel shows them."""

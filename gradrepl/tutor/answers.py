@@ -96,7 +96,8 @@ def tensor_value(summary: dict, dtype: str = "") -> Value:
 def matches(expected: Value, given: Value, tolerance: float | None = None,
             compare: tuple[str, ...] = ("value",)) -> bool:
     """Does ``given`` say the same thing as ``expected``, within tolerance?"""
-    tol = DEFAULT_TOLERANCE if tolerance is None else tolerance
+    # An author's tolerance is absolute (as stated to the learner); the default also allows relative rounding.
+    tol = (DEFAULT_TOLERANCE, DEFAULT_TOLERANCE) if tolerance is None else (0.0, float(tolerance))
     if expected.kind == "error":
         return given.kind == "error" and (not given.name or given.name.lower() == expected.name.lower())
     if expected.kind != given.kind:
@@ -197,6 +198,8 @@ def _read_call(node: ast.Call) -> Value:
     if name not in ("tensor", "size", "parameter") or len(node.args) != 1:
         raise _Unreadable
     inner = _read_node(node.args[0])
+    if inner.kind == "bool":
+        inner = Value("numbers", numbers=(float(inner.flag),), shape=())
     if inner.kind != "numbers":
         raise _Unreadable
     dtype = ""
@@ -222,7 +225,7 @@ def _flatten(values) -> list[float]:
 
 # -- comparing --------------------------------------------------------------------
 
-def _numbers_match(expected: Value, given: Value, tol: float, compare: tuple[str, ...]) -> bool:
+def _numbers_match(expected: Value, given: Value, tol: tuple[float, float], compare: tuple[str, ...]) -> bool:
     if "dtype" in compare and given.dtype and expected.dtype and given.dtype != expected.dtype:
         return False
     if "shape" in compare and given.shape != expected.shape:
@@ -240,10 +243,11 @@ def _numbers_match(expected: Value, given: Value, tol: float, compare: tuple[str
     return all(_close(e, g, tol) for e, g in zip(expected.numbers, given.numbers))
 
 
-def _close(expected: float, given: float, tol: float) -> bool:
+def _close(expected: float, given: float, tol: tuple[float, float]) -> bool:
     if math.isnan(expected) or math.isnan(given):
         return math.isnan(expected) and math.isnan(given)
-    return math.isclose(expected, given, rel_tol=tol, abs_tol=tol)
+    relative, absolute = tol
+    return math.isclose(expected, given, rel_tol=relative, abs_tol=absolute)
 
 
 def _name_core(name: str) -> str:

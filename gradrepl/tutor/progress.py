@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -35,6 +37,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         """CREATE TABLE reviews (
             id          INTEGER PRIMARY KEY,
+            review_id   TEXT NOT NULL UNIQUE,  -- random: recognises a review again on import
             question_id TEXT NOT NULL,
             lesson_id   TEXT NOT NULL,
             reviewed_at TEXT NOT NULL,
@@ -42,8 +45,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             correct     INTEGER NOT NULL,
             hinted      INTEGER NOT NULL,
             answer      TEXT NOT NULL,
-            duration_ms INTEGER,
-            UNIQUE (question_id, reviewed_at)
+            duration_ms INTEGER
         )""",
         "CREATE INDEX reviews_by_lesson ON reviews (lesson_id, question_id)",
         """CREATE TABLE lessons (
@@ -80,6 +82,7 @@ class Review:
     hinted: bool
     answer: str
     duration_ms: int | None = None
+    review_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 @dataclass
@@ -132,7 +135,7 @@ class ProgressStore:
                 f"It was moved to {aside} and a fresh progress file was started."
             )
             connection = _connect(path)
-        connection.execute("PRAGMA journal_mode=WAL")
+        _use_wal(connection)
         _migrate(connection)
         return cls(connection, path, notices)
 
@@ -175,8 +178,8 @@ class ProgressStore:
         """Store an answer and the card it produced, together, committed before returning."""
         with self._write() as db:
             db.execute(
-                "INSERT INTO reviews (question_id, lesson_id, reviewed_at, rating, correct, hinted, answer, duration_ms)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO reviews (question_id, lesson_id, reviewed_at, rating, correct, hinted, answer, duration_ms,"
+                " review_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 _review_row(review),
             )
             db.execute(
@@ -189,16 +192,16 @@ class ProgressStore:
 
     def reviews(self, question_id: str | None = None) -> list[Review]:
         """The review log, oldest first (of one question, if given)."""
-        query = ("SELECT question_id, lesson_id, reviewed_at, rating, correct, hinted, answer, duration_ms"
-                 " FROM reviews")
+        query = ("SELECT question_id, lesson_id, reviewed_at, rating, correct, hinted, answer, duration_ms,"
+                 " review_id FROM reviews")
         args: tuple[str, ...] = ()
         if question_id is not None:
             query += " WHERE question_id = ?"
             args = (question_id,)
         rows = self._db.execute(query + " ORDER BY reviewed_at, id", args)
         return [
-            Review(q, lesson, datetime.fromisoformat(at), rating, bool(correct), bool(hinted), answer, duration)
-            for q, lesson, at, rating, correct, hinted, answer, duration in rows
+            Review(q, lesson, datetime.fromisoformat(at), rating, bool(correct), bool(hinted), answer, duration, rid)
+            for q, lesson, at, rating, correct, hinted, answer, duration, rid in rows
         ]
 
     # Lesson progress.
@@ -254,7 +257,8 @@ class ProgressStore:
                 for q, lesson, card in db.execute("SELECT question_id, lesson_id, card FROM cards ORDER BY question_id")
             ],
             "reviews": [
-                {"question_id": r.question_id, "lesson_id": r.lesson_id, "reviewed_at": utc_iso(r.reviewed_at),
+                {"review_id": r.review_id, "question_id": r.question_id, "lesson_id": r.lesson_id,
+                 "reviewed_at": utc_iso(r.reviewed_at),
                  "rating": r.rating, "correct": r.correct, "hinted": r.hinted, "answer": r.answer,
                  "duration_ms": r.duration_ms}
                 for r in self.reviews()
@@ -284,10 +288,10 @@ class ProgressStore:
                 for item in data.get("reviews", []):
                     review = Review(item["question_id"], item["lesson_id"], datetime.fromisoformat(item["reviewed_at"]),
                                     int(item["rating"]), bool(item["correct"]), bool(item["hinted"]),
-                                    str(item["answer"]), item.get("duration_ms"))
+                                    str(item["answer"]), item.get("duration_ms"), str(item["review_id"]))
                     cursor = db.execute(
                         "INSERT OR IGNORE INTO reviews (question_id, lesson_id, reviewed_at, rating, correct, hinted,"
-                        " answer, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", _review_row(review))
+                        " answer, duration_ms, review_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", _review_row(review))
                     taken["reviews"] += cursor.rowcount
                 for item in data.get("cards", []):
                     card = item["card"]
@@ -320,7 +324,7 @@ class ProgressStore:
 
 def _review_row(review: Review) -> tuple:
     return (review.question_id, review.lesson_id, utc_iso(review.reviewed_at), review.rating,
-            int(review.correct), int(review.hinted), review.answer, review.duration_ms)
+            int(review.correct), int(review.hinted), review.answer, review.duration_ms, review.review_id)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -329,6 +333,20 @@ def _connect(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
     return connection
+
+
+def _use_wal(connection: sqlite3.Connection) -> None:
+    """Switch the file to WAL once; retried, since SQLite skips the busy timeout for this switch."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+        if time.monotonic() > deadline:
+            raise StoreError("the progress file stayed locked by another gradrepl; try again")
+        time.sleep(0.01)
 
 
 def _check(connection: sqlite3.Connection) -> None:

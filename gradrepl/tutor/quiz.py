@@ -8,14 +8,21 @@ make every choice here reproducible.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import random
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from fsrs import Card, Rating, Scheduler, State
 
+from gradrepl.kernel.options import KernelOptions
+from gradrepl.session import Session
+from gradrepl.tutor.grading import Grade, grade
+from gradrepl.tutor.lesson import Course, Question
 from gradrepl.tutor.progress import ProgressStore, Review
 
 Clock = Callable[[], datetime]
@@ -126,6 +133,21 @@ def result_word(correct: bool, hinted: bool) -> str:
     return "right after a hint" if hinted else "right"
 
 
+def due_in_words(due: datetime, now: datetime) -> str:
+    """How far away a due date is, in the words a learner reads at a glance."""
+    seconds = (due - now).total_seconds()
+    if seconds <= 0:
+        return "now"
+    if seconds < 3600:
+        return f"in {max(1, round(seconds / 60))} min"
+    if seconds < 86400:
+        return f"in {round(seconds / 3600)} h"
+    if seconds < 60 * 86400:
+        days = round(seconds / 86400)
+        return f"in {days} day" + ("s" if days != 1 else "")
+    return due.strftime("on %Y-%m-%d")
+
+
 def review_stats(spaced: SpacedRepetition, course_questions: dict[str, list[str]] | None = None) -> dict:
     """Per lesson and per question: reviews, last result, due date, retrievability; and totals.
 
@@ -151,7 +173,7 @@ def review_stats(spaced: SpacedRepetition, course_questions: dict[str, list[str]
         progress = lesson_progress.get(lesson_id)
         lessons.append({
             "lesson_id": lesson_id,
-            **_totals(rows),
+            "totals": _totals(rows),
             "steps_finished": len(progress.finished) if progress else 0,
             "questions": rows,
         })
@@ -184,3 +206,190 @@ def _totals(rows: list[dict]) -> dict:
         "right": sum(row["right"] for row in rows),
         "next_due": min(dues, key=datetime.fromisoformat, default=None),
     }
+
+
+@dataclass
+class QuizResult:
+    """What one answer did: right or not, the key, the feedback, when it comes back."""
+
+    question: Question
+    answer: str
+    correct: bool
+    hinted: bool
+    expected: str        # the right answer in words
+    feedback: str        # the misconception the answer shows, or why the key is right
+    due: datetime        # when the question is due again
+
+    @property
+    def word(self) -> str:
+        return result_word(self.correct, self.hinted)
+
+
+@dataclass
+class QuizSummary:
+    """The end of a quiz: score, what to review, when the next reviews are due."""
+
+    asked: int
+    right: int
+    hinted: int
+    to_review: list[QuizResult]
+    next_due: datetime | None
+    now: datetime
+
+    @property
+    def score(self) -> str:
+        return f"{self.right}/{self.asked}"
+
+
+Grader = Callable[[Question, str], Awaitable[Any]]
+
+
+class QuizRun:
+    """One quiz, for any frontend: `next_question()`, `hint()`, `await answer(text)`, `summary()`.
+
+    Each answer is graded by the lessons' grading code and committed to the store
+    before `answer` returns, so stopping at any point loses nothing answered.
+    """
+
+    def __init__(self, questions: list[Question], spaced: SpacedRepetition, grade: Grader,
+                 pool: Iterable[str] = (), plan: QuizPlan | None = None):
+        self.questions = questions
+        self.spaced = spaced
+        self._grade = grade
+        self.pool = list(pool) or [q.uid for q in questions]
+        self.plan = plan or QuizPlan([q.uid for q in questions], 0, len(questions), None)
+        self.results: list[QuizResult] = []
+        self.current: Question | None = None
+        self._index = -1
+        self._hints_shown = 0
+        self._shown_at = 0.0
+
+    @property
+    def position(self) -> int:
+        """1-based number of the current question."""
+        return self._index + 1
+
+    @property
+    def total(self) -> int:
+        return len(self.questions)
+
+    def next_question(self) -> Question | None:
+        """Move to the next question; None when the quiz is over."""
+        self._index += 1
+        self._hints_shown = 0
+        self._shown_at = time.monotonic()
+        self.current = self.questions[self._index] if self._index < len(self.questions) else None
+        return self.current
+
+    def hint(self) -> str | None:
+        """The next hint for the current question (a right answer then rates Hard); None when out."""
+        if self.current is None:
+            return None
+        text = self.current.hint(self._hints_shown)
+        if text is not None:
+            self._hints_shown += 1
+        return text
+
+    @property
+    def hinted(self) -> bool:
+        return self._hints_shown > 0
+
+    async def answer(self, answer: Any) -> QuizResult:
+        """Grade the answer to the current question and commit the review; returns what happened.
+
+        The answer is what grading takes: an option index or text for a choice,
+        {field: text} for predict_state, text (or code, for a task) otherwise.
+        """
+        question = self.current
+        if question is None:
+            raise RuntimeError("the quiz has no current question; call next_question() first")
+        grade = await self._grade(question, answer)
+        duration = round((time.monotonic() - self._shown_at) * 1000)
+        text = answer_text(question, answer)
+        card = self.spaced.review(question.uid, grade.correct, self.hinted, text, duration)
+        result = QuizResult(question, text, grade.correct, self.hinted, grade.expected, grade.feedback, card.due)
+        self.results.append(result)
+        return result
+
+    def summary(self) -> QuizSummary:
+        """Score, the questions to review (wrong or hinted), and the next due date in the pool."""
+        cards = self.spaced.store.cards()
+        dues = [Card.from_json(cards[q].card_json).due for q in self.pool if q in cards]
+        return QuizSummary(
+            asked=len(self.results),
+            right=sum(1 for r in self.results if r.correct),
+            hinted=sum(1 for r in self.results if r.correct and r.hinted),
+            to_review=[r for r in self.results if not r.correct or r.hinted],
+            next_due=min(dues, default=None),
+            now=self.spaced.now(),
+        )
+
+
+def select_questions(course: Course, lesson_id: str | None = None) -> list[Question]:
+    """The quiz pool: every question of the course, or of one lesson (KeyError if unknown)."""
+    if lesson_id is None:
+        return course.questions
+    lesson = course.get(lesson_id)
+    if lesson is None:
+        raise KeyError(lesson_id)
+    return lesson.questions
+
+
+def start_quiz(course: Course, spaced: SpacedRepetition, grade: Grader, *, lesson_id: str | None = None,
+               count: int | None = None, seed: int | None = None) -> QuizRun:
+    """Plan a quiz over the course (or one lesson; KeyError if unknown) and return it ready to run."""
+    pool = select_questions(course, lesson_id)
+    plan = spaced.plan([q.uid for q in pool], count, seed)
+    by_uid = {q.uid: q for q in pool}
+    return QuizRun([by_uid[uid] for uid in plan.question_ids], spaced, grade, [q.uid for q in pool], plan)
+
+
+def read_choice(question: Question, typed: str) -> int | str:
+    """A typed choice: "2" (or "b") picks the second option; anything else is matched as text."""
+    typed = typed.strip()
+    count = len(question.options)
+    if typed.isdigit() and 1 <= int(typed) <= count:
+        return int(typed) - 1
+    if len(typed) == 1 and typed.isalpha() and ord(typed.lower()) - ord("a") < count:
+        return ord(typed.lower()) - ord("a")
+    return typed
+
+
+def answer_text(question: Question, answer: Any) -> str:
+    """An answer as the review log keeps it: an option's text, fields as JSON, or the text typed."""
+    if isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(question.options):
+        return question.options[answer].text
+    if isinstance(answer, dict):
+        return json.dumps(answer, sort_keys=True)
+    return str(answer)
+
+
+class SessionGrader:
+    """Grades quiz answers with the lessons' grading code in one kernel session.
+
+    `start()` boots the kernel in the background, so the learner reads the first
+    question while torch imports.
+    """
+
+    def __init__(self, options: KernelOptions | None = None):
+        self.options = options
+        self.session: Session | None = None
+        self._starting: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self._starting is None:
+            self.session = Session(self.options)
+            self._starting = asyncio.get_running_loop().create_task(self.session.start())
+
+    async def __call__(self, question: Question, answer: Any) -> Grade:
+        self.start()
+        await self._starting
+        return await grade(question, answer, self.session)
+
+    async def close(self) -> None:
+        """Stop the kernel (also one still starting)."""
+        if self._starting is None:
+            return
+        if not self._starting.done():
+            self._starting.cancel()
+        await self.session.close()

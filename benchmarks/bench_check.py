@@ -1,0 +1,133 @@
+"""How long a symbolic check takes, and what the shadow mode costs every step.
+
+Prints measured figures (milliseconds, medians of repeated runs) for:
+  1. expression mode in a warm kernel process: a new expression, and the same one again;
+  2. `%check` on the seed example and on a linear-regression loss;
+  3. the shadow TorchFunctionMode's overhead on ops it ignores (big tensors, no grad)
+     and on ops it traces (small tensors that require grad);
+  4. `gradrepl check`'s round trip through a real kernel (Session.check_expr), warm.
+Target: a typical warm check well under 50 ms.
+
+Run: .venv/bin/python benchmarks/bench_check.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from gradrepl.symbolic import crosscheck, expr  # noqa: E402
+from gradrepl.symbolic.ops import check_expression, check_tensor, recording  # noqa: E402
+
+TYPICAL = ["x**2 + 3*x", "sin(x)*exp(y)", "sigmoid(w*x + b)", "tanh(x)**2 + log(x)", "x**x"]
+
+
+def median_ms(work, repeat: int = 20) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def forget_caches() -> None:
+    expr._cache.clear()
+    crosscheck._derivative.cache_clear()
+    crosscheck.torch_function.cache_clear()
+
+
+def point_for(text: str) -> dict[str, float]:
+    return {str(v): 0.7 + 0.3 * i for i, v in enumerate(expr.parse(text).variables)}
+
+
+def expression_mode() -> None:
+    print("1. expression mode (kernel side, warm process)")
+    check_expression("x**3 + 1", {"x": 1.0})  # first call pays sympy's own warm-up
+    for text in TYPICAL:
+        point = point_for(text)
+
+        def fresh():
+            forget_caches()
+            check_expression(text, point)
+
+        new = median_ms(fresh, repeat=10)
+        again = median_ms(lambda: check_expression(text, point))
+        print(f"   {text:<22} new expression {new:7.2f} ms   same again {again:6.2f} ms")
+
+
+def live_mode() -> None:
+    print("2. %check (kernel side)")
+    ns = {"torch": torch}
+    with recording():
+        exec("x = torch.tensor(2.0, requires_grad=True)\ny = x ** 2 + 3 * x\ny.backward()\n"
+             "xs = torch.linspace(0, 1, 8)\ny_true = 3 * xs + 2\n"
+             "w = torch.randn(1, requires_grad=True)\nb = torch.zeros(1, requires_grad=True)\n"
+             "loss = ((w * xs + b - y_true) ** 2).mean()\nloss.backward()", ns)
+    for name in ("y", "loss"):
+        check_tensor(ns, name, ns.get)
+        print(f"   %check {name:<5} {median_ms(lambda: check_tensor(ns, name, ns.get)):7.2f} ms")
+
+
+def mode_overhead() -> None:
+    print("3. shadow mode overhead per step (100 ops)")
+    big = torch.randn(1000, requires_grad=True)
+    plain = torch.randn(8)
+    small = torch.randn(4, requires_grad=True)
+
+    def ops(t):
+        def run():
+            y = t
+            for _ in range(25):
+                y = (y * 1.01 + 0.5).tanh() - 0.1
+        return run
+
+    for label, tensor in (("1000 elements, requires grad (ignored)", big),
+                          ("8 elements, no grad (ignored)", plain),
+                          ("4 elements, requires grad (traced)", small)):
+        without = median_ms(ops(tensor))
+
+        def with_mode(run=ops(tensor)):
+            with recording():
+                run()
+
+        with_it = median_ms(with_mode)
+        print(f"   {label:<40} {without:6.2f} ms -> {with_it:6.2f} ms  (x{with_it / without:.1f})")
+
+
+async def kernel_round_trip() -> None:
+    from gradrepl.session import Session
+
+    print("4. Session.check_expr through a real kernel")
+    session = Session()
+    start = time.perf_counter()
+    await session.start()
+    print(f"   kernel start {1000 * (time.perf_counter() - start):.0f} ms")
+    try:
+        first = time.perf_counter()
+        await session.check_expr("x**3 + 1", {"x": 1.0})
+        print(f"   first check (cold sympy) {1000 * (time.perf_counter() - first):.1f} ms")
+        times = []
+        for i in range(20):
+            start = time.perf_counter()
+            result = await session.check_expr(f"x**2 + {i + 3}*x", {"x": 2.0})
+            times.append((time.perf_counter() - start) * 1000)
+            assert result["agree"], result
+        print(f"   warm check of a new expression: median {statistics.median(times):.2f} ms, "
+              f"max {max(times):.2f} ms (target < 50 ms)")
+    finally:
+        await session.close()
+
+
+if __name__ == "__main__":
+    expression_mode()
+    live_mode()
+    mode_overhead()
+    asyncio.run(kernel_round_trip())

@@ -1,0 +1,63 @@
+"""How long Inspector.step() takes as the number of live tensors grows.
+
+Tensors live in one list ``xs``; each step changes one of them in place
+(``xs[5].add_(1)``), the case the design budgets at 2 ms for 10,000 tensors.
+Also measured: a step that changes nothing, a step that adds a new top-level
+tensor, and 10,000 parameters that all require grad. Prints median and p90.
+
+    .venv/bin/python benchmarks/bench_inspector.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+from torch import nn
+
+from gradrepl.inspector import Inspector
+
+STEPS = 300
+
+
+def measure(namespace: dict, code: str | None, steps: int = STEPS) -> tuple[float, float, float]:
+    """Median and p90 wall time and median CPU time of step() in ms, running ``code`` before each step (untimed).
+
+    CPU time (this thread only) shows the cost without the noise of a busy machine.
+    """
+    inspector = Inspector()
+    inspector.step(namespace)
+    compiled = None if code is None else compile(code, "<bench>", "exec")
+    times, cpu = [], []
+    for _ in range(steps):
+        if compiled is not None:
+            exec(compiled, namespace)
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        inspector.step(namespace)
+        cpu.append((time.thread_time() - start_cpu) * 1e3)
+        times.append((time.perf_counter() - start) * 1e3)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.9)], statistics.median(cpu)
+
+
+def fresh(count: int, requires_grad: bool = False) -> dict:
+    namespace = {"torch": torch, "nn": nn}
+    exec(f"xs = [torch.randn(3, requires_grad={requires_grad}) for _ in range({count})]", namespace)
+    return namespace
+
+
+def main() -> None:
+    print(f"torch {torch.__version__}, {STEPS} steps each; ms per step() as wall median / wall p90 / CPU median")
+    print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'all require grad, one add_':>26}")
+    for count in (100, 1_000, 10_000):
+        one = measure(fresh(count), "xs[5].add_(1)")
+        none = measure(fresh(count), None)
+        new = measure(fresh(count), "y = torch.ones(2)")  # rebinding y: one new tensor per step
+        grads = measure(fresh(count, requires_grad=True), "with torch.no_grad():\n    xs[5].add_(1)")
+        cells = [f"{m:6.3f} / {p:6.3f} / {c:6.3f}" for m, p, c in (one, none, new, grads)]
+        print(f"{count:>12,}  " + "  ".join(f"{c:>22}" for c in cells[:3]) + f"  {cells[3]:>26}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Kernel speed, side by side with a Jupyter kernel (issue 2's targets).
+
+1. Replay a 1,000-step session with inspection after every step, against
+   ipykernel (via jupyter_client) executing the same statements cell by cell.
+   Target: gradrepl <= 0.4x Jupyter's wall time.
+2. 10,000 live tensors, one changed per step: median step round trip. Target <= 2 ms.
+3. A new kernel after a crash. Target <= 50 ms.
+
+Run: .venv/bin/python benchmarks/bench_kernel.py  (needs the `bench` extra: make bench)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+
+from gradrepl.kernel.options import KernelOptions
+from gradrepl.session import Session
+
+
+def session_statements(n: int = 1000) -> list[str]:
+    """A learner-like session: create, compute, backward, inspect, zero, repeat."""
+    cycle = [
+        "x = torch.randn(4, requires_grad=True)",
+        "w = torch.randn(4, 4, requires_grad=True)",
+        "y = (w @ x).tanh()",
+        "loss = (y ** 2).sum()",
+        "loss.backward()",
+        "x.grad",
+        "with torch.no_grad():\n    w -= 0.1 * w.grad",
+        "w.grad.zero_()",
+        "xs = [torch.randn(3) for _ in range(5)]",
+        "total = sum(t.sum() for t in xs)",
+    ]
+    return [cycle[i % len(cycle)] for i in range(n)]
+
+
+async def gradrepl_replay(statements: list[str]) -> float:
+    async with Session(KernelOptions()) as session:
+        started = time.perf_counter()
+        for source in statements:
+            result = await session.execute(source)
+            assert result.error is None, result.error
+        return time.perf_counter() - started
+
+
+def jupyter_replay(statements: list[str]) -> float:
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        client.execute_interactive("import torch", timeout=60)
+        started = time.perf_counter()
+        for source in statements:
+            reply = client.execute_interactive(source, timeout=60, output_hook=lambda msg: None)
+            assert reply["content"]["status"] == "ok", reply["content"]
+        return time.perf_counter() - started
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+async def many_live_tensors(n: int = 10_000, steps: int = 200) -> list[float]:
+    async with Session(KernelOptions()) as session:
+        await session.execute(f"xs = [torch.zeros(3) for _ in range({n})]")
+        times = []
+        for i in range(steps):
+            started = time.perf_counter()
+            result = await session.execute(f"xs[{i % n}].add_(1)")
+            times.append((time.perf_counter() - started) * 1000)
+            assert [row["name"] for row in result.tensors] == [f"xs[{i % n}]"]
+        return times
+
+
+async def crash_recovery(trials: int = 10) -> list[float]:
+    async with Session(KernelOptions()) as session:
+        times = []
+        for _ in range(trials):
+            result = await session.execute("import os\nos._exit(1)")
+            assert result.kernel_event
+            times.append(session.client.kernel.started_ms)
+        return times
+
+
+def main() -> None:
+    statements = session_statements()
+    ours = asyncio.run(gradrepl_replay(statements))
+    theirs = jupyter_replay(statements)
+    print(f"1,000-step replay: gradrepl {ours:.2f} s, Jupyter {theirs:.2f} s, "
+          f"ratio {ours / theirs:.2f}x (target <= 0.40x)")
+    for n in (100, 1_000, 10_000):
+        times = asyncio.run(many_live_tensors(n, 100))
+        print(f"{n:>6} live tensors, one changed per step: median {statistics.median(times):.2f} ms, "
+              f"p90 {sorted(times)[int(len(times) * 0.9)]:.2f} ms (target <= 2 ms at 10,000)")
+    recovery = asyncio.run(crash_recovery())
+    print(f"new kernel after a crash: median {statistics.median(recovery):.1f} ms, "
+          f"max {max(recovery):.1f} ms (target <= 50 ms)")
+
+
+if __name__ == "__main__":
+    main()

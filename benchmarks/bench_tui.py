@@ -1,0 +1,118 @@
+"""TUI speed: time to first frame, and Enter -> panel showing the step with 1,000 live tensors.
+
+Run: .venv/bin/python benchmarks/bench_tui.py   (needs tmux for the first-frame figure)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gradrepl.tui.app import GradReplApp  # noqa: E402
+from gradrepl.tui.code_input import CodeInput  # noqa: E402
+from gradrepl.tui.history import History  # noqa: E402
+from gradrepl.tui.messages import PanelUpdated, StepFinished  # noqa: E402
+from gradrepl.tui.tensor_table import TensorTable  # noqa: E402
+
+MANY = "ts = [torch.randn(4, requires_grad=True) for _ in range(1000)]"
+FEW_CHANGE = "(ts[0] * ts[1] + ts[2]).sum().backward()"
+
+
+def first_frame(runs: int = 3) -> None:
+    """Spawn `gradrepl` in tmux; poll the screen until the first frame, then until the kernel is idle."""
+    if shutil.which("tmux") is None:
+        print("first frame: skipped (no tmux)")
+        return
+    frames, readies = [], []
+    for _ in range(runs):
+        name = f"bench-{uuid.uuid4().hex[:6]}"
+        home = tempfile.mkdtemp()
+        start = time.perf_counter()
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "45",
+                        f"env GRADREPL_HOME={home} {ROOT / '.venv/bin/gradrepl'}"], check=True)
+        frame = ready = None
+        try:
+            while ready is None and time.perf_counter() - start < 60:
+                screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", name],
+                                        capture_output=True, text=True).stdout
+                now = time.perf_counter() - start
+                if frame is None and "console" in screen and "tensors" in screen:
+                    frame = now
+                if "● idle" in screen:
+                    ready = now
+                time.sleep(0.005)
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        frames.append(frame)
+        readies.append(ready)
+    print(f"first frame (process start -> screen painted): median {1000 * statistics.median(frames):.0f} ms "
+          f"(runs: {', '.join(f'{1000 * f:.0f}' for f in frames)})")
+    print(f"kernel ready (process start -> '● idle'):       median {1000 * statistics.median(readies):.0f} ms")
+    print(f"  so the first frame comes {1000 * (statistics.median(readies) - statistics.median(frames)):.0f} ms "
+          "before torch is ready")
+
+
+async def enter_to_panel(runs: int = 5) -> None:
+    """With 1,000 live tensors, press Enter on a step that changes a few; time until the panel shows it."""
+    events: list[tuple[float, object]] = []
+    app = GradReplApp(history=History(None))
+    async with app.run_test(size=(150, 45), message_hook=lambda m: events.append((time.perf_counter(), m))) as pilot:
+        while app.kernel_state != "idle":
+            await pilot.pause(0.05)
+        totals, kernels, panels = [], [], []
+        for i in range(runs + 1):
+            source = MANY if i == 0 else FEW_CHANGE
+            app.query_one(CodeInput).load_text(source)
+            events.clear()
+            start = time.perf_counter()
+            await pilot.press("enter")
+            while not any(isinstance(m, PanelUpdated) for _, m in events):
+                await pilot.pause(0.001)
+            await pilot.pause()  # let the compositor paint the patched cells
+            painted = time.perf_counter()
+            finished_at, finished = next((t, m) for t, m in events if isinstance(m, StepFinished))
+            if i == 0:
+                print(f"1,000 tensors created: {len(app.query_one(TensorTable).names)} rows, "
+                      f"Enter -> panel {1000 * (painted - start):.0f} ms")
+                continue
+            totals.append(painted - start)
+            kernels.append(finished.result.duration_ms / 1000)
+            panels.append(painted - finished_at)
+        changed = next(m for _, m in events if isinstance(m, PanelUpdated)).changed
+        print(f"Enter -> panel shows the step (1,000 live, {len(changed)} changed): "
+              f"median {1000 * statistics.median(totals):.1f} ms "
+              f"[kernel exec {1000 * statistics.median(kernels):.1f} ms, "
+              f"message -> painted {1000 * statistics.median(panels):.1f} ms]")
+
+        table = app.query_one(TensorTable)
+        rows = [table.rows_by_name[name] for name in table.names]
+        few = [dict(r, version=r.get("version", 0) + 1) for r in rows[:3]]
+        start = time.perf_counter()
+        table.apply_step(few, [])
+        await pilot.pause()
+        delta = time.perf_counter() - start
+        start = time.perf_counter()
+        table.clear()
+        table._cells.clear()
+        table.rows_by_name.clear()
+        table.apply_step(rows, [])
+        await pilot.pause()
+        rebuild = time.perf_counter() - start
+        print(f"panel patch of 3 rows {1000 * delta:.1f} ms vs clear-and-rebuild of 1,000 rows "
+              f"{1000 * rebuild:.1f} ms ({rebuild / delta:.0f}x)")
+        await app.session.close()
+
+
+if __name__ == "__main__":
+    first_frame()
+    asyncio.run(enter_to_panel())

@@ -1,0 +1,77 @@
+"""`gradrepl doctor`: start a kernel and say which sandbox layers protect it on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gradrepl import __version__
+from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "doctor", help="start a kernel and list each sandbox layer as active or missing",
+        description="Start a sandboxed kernel the way every other command does and report, layer by "
+                    "layer, what confines learner code on this machine, and why a layer is missing.")
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    add_kernel_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_async(_doctor(args.json, kernel_options(args)))
+
+
+async def _doctor(as_json: bool, options) -> int:
+    from gradrepl.kernel.client import KernelDied
+    from gradrepl.session import Session
+
+    session = Session(options)
+    try:
+        await session.start()
+    except KernelDied as died:
+        if as_json:
+            emit_json({"type": "doctor", "gradrepl": __version__, "error": died.reason})
+        else:
+            print(f"gradrepl doctor: no kernel could start: {died.reason}", file=sys.stderr)
+        await session.close()
+        return 1
+    try:
+        report = summarize(session.sandbox)
+        if as_json:
+            emit_json({"type": "doctor", "gradrepl": __version__, "kernel": session.kernel_info, **report})
+        else:
+            print(render(session.kernel_info, report))
+    finally:
+        await session.close()
+    return 0
+
+
+def summarize(sandbox: dict[str, dict]) -> dict:
+    """The layers plus counts: how many are active, and which are missing."""
+    missing = [name for name, layer in sandbox.items() if not layer["active"] and not _turned_off(layer)]
+    off = [name for name, layer in sandbox.items() if _turned_off(layer)]
+    return {"sandbox": sandbox, "active": len(sandbox) - len(missing) - len(off), "total": len(sandbox),
+            "missing": missing, "off": off}
+
+
+def _turned_off(layer: dict) -> bool:
+    # A layer relaxed by a flag (e.g. --allow-network) is a choice, not a gap in the machine.
+    return not layer["active"] and layer["detail"].startswith("off:")
+
+
+def render(kernel: dict, report: dict) -> str:
+    """A plain table: one line per layer, active or missing, with what it does or why it is absent."""
+    startup = f", ready in {kernel['startup_ms']:.0f} ms" if kernel.get("startup_ms") is not None else ""
+    lines = [f"Sandbox of a fresh kernel (pid {kernel.get('pid')}, {kernel.get('mode')} mode{startup})", ""]
+    width = max((len(name) for name in report["sandbox"]), default=0)
+    for name, layer in report["sandbox"].items():
+        state = "active " if layer["active"] else "off    " if _turned_off(layer) else "MISSING"
+        lines.append(f"  {state}  {name:<{width}}  {layer['detail']}")
+    if not report["sandbox"]:
+        lines.append("  the kernel reported no sandbox layers")
+    off = f", {len(report['off'])} turned off by a flag" if report["off"] else ""
+    lines += ["", f"{report['active']} of {report['total']} layers active{off}."]
+    if report["missing"]:
+        lines.append("Missing layers leave learner code less confined; the others still apply.")
+    return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""`gradrepl quiz`: review the course's questions, scheduled by FSRS.
+
+Due questions first (the ones you are most likely to have forgotten first),
+then new ones. Answers are graded like in the lessons (keys computed in the
+kernel) and saved one by one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gradrepl.commands.common import add_kernel_options, kernel_options, run_async
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "quiz", help="spaced-repetition review of the course's questions",
+        description="Ask due questions first (lowest chance of recall first), then new ones; grade each "
+                    "answer in the kernel, show the right answer and what a wrong one reveals, and "
+                    "schedule the next review with FSRS.")
+    parser.add_argument("--count", type=int, default=10, metavar="N", help="ask at most N questions (default 10)")
+    parser.add_argument("--lesson", metavar="ID", help="only questions of this lesson")
+    parser.add_argument("--plain", action="store_true", default=argparse.SUPPRESS,
+                        help="plain prompts instead of the TUI")
+    parser.add_argument("--seed", type=int, metavar="S", help="make the order of questions reproducible")
+    add_kernel_options(parser, step_timeout=30.0)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gradrepl.cli import UsageError
+    from gradrepl.tutor.lesson import load_course
+    from gradrepl.tutor.progress import ProgressStore, StoreError
+    from gradrepl.tutor.quiz import SessionGrader, SpacedRepetition, due_in_words, start_quiz
+
+    if args.count < 1:
+        raise UsageError("--count must be at least 1")
+    options = kernel_options(args)
+    course = load_course()
+    if course.problems:
+        print(f"gradrepl: {len(course.problems)} problem(s) in the lessons; those lessons are left out "
+              "(`gradrepl lint` lists them).", file=sys.stderr)
+    try:
+        store = ProgressStore.open()
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    with store:
+        for notice in store.notices:
+            print(f"gradrepl: {notice}", file=sys.stderr)
+        spaced = SpacedRepetition(store)
+        grader = SessionGrader(options)
+        try:
+            quiz = start_quiz(course, spaced, grader, lesson_id=args.lesson, count=args.count, seed=args.seed)
+        except KeyError:
+            known = ", ".join(lesson.id for lesson in course.lessons) or "none"
+            raise UsageError(f"--lesson: no lesson {args.lesson!r} (lessons: {known})") from None
+        if not quiz.questions:
+            later = quiz.plan.next_due
+            when = f" The next one is due {due_in_words(later, spaced.now())}." if later else ""
+            print(f"Nothing to review right now.{when}")
+            return 0
+        return run_async(_plain(quiz, grader))
+
+
+async def _plain(quiz, grader) -> int:
+    from gradrepl.plain.quiz import default_reader, play_quiz
+
+    grader.start()
+    try:
+        await play_quiz(quiz, default_reader())
+    finally:
+        await grader.close()
+    return 0

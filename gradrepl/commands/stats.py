@@ -1,0 +1,120 @@
+"""`gradrepl stats`: what the learner has reviewed, how it went, and when it comes back.
+
+Also moves progress between machines: `--export FILE` writes the whole store as
+JSON, `--import FILE` merges such a file in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+
+from gradrepl.tutor.progress import ProgressStore, StoreError
+from gradrepl.tutor.quiz import SpacedRepetition, due_in_words, review_stats
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "stats", help="quiz reviews per lesson and question; export or import progress",
+        description="Per lesson and per question: reviews, last result, due date and retrievability "
+                    "(FSRS's estimate that you still remember it), with totals.")
+    parser.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
+    moves = parser.add_mutually_exclusive_group()
+    moves.add_argument("--export", metavar="FILE", help="write all progress to FILE as JSON ('-' for stdout)")
+    moves.add_argument("--import", dest="import_file", metavar="FILE",
+                       help="merge progress exported on another machine into this one")
+
+
+def run(args: argparse.Namespace) -> int:
+    from gradrepl.cli import UsageError
+
+    try:
+        store = ProgressStore.open()
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    with store:
+        for notice in store.notices:
+            print(f"gradrepl: {notice}", file=sys.stderr)
+        if args.export:
+            return _export(store, args.export)
+        if args.import_file:
+            return _import(store, args.import_file)
+        stats = review_stats(SpacedRepetition(store), _course_questions())
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        print(render(stats))
+    return 0
+
+
+def _course_questions() -> dict[str, list[str]]:
+    """Lesson id -> question ids of the course, so unasked questions count as new."""
+    from gradrepl.tutor.lesson import load_course
+
+    course = load_course()
+    return {lesson.id: [q.uid for q in lesson.questions] for lesson in course.lessons}
+
+
+def _export(store: ProgressStore, target: str) -> int:
+    data = store.export_data()
+    text = json.dumps(data, indent=1) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+        return 0
+    with open(target, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(f"Exported {len(data['reviews'])} reviews, {len(data['cards'])} cards and "
+          f"{len(data['lessons'])} lessons to {target}.")
+    return 0
+
+
+def _import(store: ProgressStore, source: str) -> int:
+    from gradrepl.cli import UsageError
+    from gradrepl.commands.common import read_source
+
+    try:
+        data = json.loads(read_source(source))
+        taken = store.import_data(data)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{source}: not JSON ({exc.msg} at line {exc.lineno}); nothing was imported") from None
+    except StoreError as exc:
+        raise UsageError(f"{source}: {exc}") from None
+    print(f"Imported {taken['reviews']} new reviews, {taken['cards']} cards and {taken['lessons']} lessons "
+          f"from {source}.")
+    return 0
+
+
+def render(stats: dict) -> str:
+    """The statistics as a plain-text table per lesson."""
+    now = datetime.fromisoformat(stats["now"])
+    totals = stats["totals"]
+    if not stats["lessons"]:
+        return "No lessons and no reviews yet. Start with `gradrepl quiz` or a lesson."
+    lines = []
+    for lesson in stats["lessons"]:
+        lines.append(f"{lesson['lesson_id']}: {_summary(lesson['totals'])}")
+        lines.append(f"  {'question':<36} {'reviews':>7}  {'last result':<18} {'due':<18} {'recall':>6}")
+        for row in lesson["questions"]:
+            recall = "" if row["retrievability"] is None else f"{row['retrievability']:.0%}"
+            lines.append(f"  {row['question_id']:<36} {row['reviews']:>7}  {row['last_result'] or 'never asked':<18}"
+                         f" {_when(row['due'], now):<18} {recall:>6}")
+        lines.append("")
+    lines.append(f"Total: {_summary(totals)}")
+    if totals["next_due"]:
+        lines.append(f"Next review due {_when(totals['next_due'], now)}.")
+    return "\n".join(lines)
+
+
+def _summary(counts: dict) -> str:
+    return (f"{counts['questions']} questions, {counts['new']} new, {counts['due_now']} due now, "
+            f"{counts['reviews']} reviews ({counts['right']} right)")
+
+
+def _when(iso: str | None, now: datetime) -> str:
+    """A due date in words: "-", "now", "in 10 min", "in 3 days", or the date."""
+    if iso is None:
+        return "-"
+    return due_in_words(datetime.fromisoformat(iso), now)
+

@@ -1,0 +1,147 @@
+"""The autograd graph behind a tensor: grad_fn nodes down to the leaves.
+
+Each node records the op (the node's class, e.g. ``PowBackward0``), the shapes
+of the values it received in the forward pass, the leaf an ``AccumulateGrad``
+feeds, and the tensors the op saved for backward (``_saved_*`` attributes).
+After ``backward()`` without ``retain_graph=True`` the saved tensors are freed;
+reading one then raises, and the node says "freed by backward".
+"""
+
+from __future__ import annotations
+
+import torch
+
+MAX_NODES = 200  # bigger graphs are cut off and marked truncated
+UNNAMED_LEAF = "<unnamed leaf>"
+
+_saved_names_by_type: dict[type, list[str]] = {}
+
+
+def graph_of(t: torch.Tensor, names: dict[int, str]) -> dict:
+    """The grad_fn DAG of ``t`` as data: nodes (each once), edges, truncation and freed state.
+
+    ``kind`` is "graph" when there is a grad_fn, "leaf" for a tensor that
+    requires grad and has none, "constant" for one autograd does not track.
+    """
+    root = names.get(id(t), "<unnamed tensor>")
+    graph = {"root": root, "kind": "graph", "nodes": [], "edges": [], "truncated": False, "freed": False}
+    if t.grad_fn is None:
+        graph["kind"] = "leaf" if t.requires_grad else "constant"
+        return graph
+    ids: dict[object, int] = {}  # node wrapper -> id; holding them keeps each wrapper unique
+    pending = [t.grad_fn]
+    ids[t.grad_fn] = 0
+    while pending:
+        node = pending.pop(0)
+        graph["nodes"].append(_describe(node, ids[node], names))
+        for child, _ in node.next_functions:
+            if child is None:
+                continue  # an input that does not require grad
+            if child not in ids:
+                if len(ids) >= MAX_NODES:
+                    graph["truncated"] = True
+                    continue
+                ids[child] = len(ids)
+                pending.append(child)
+            graph["edges"].append([ids[node], ids[child]])
+    graph["freed"] = any(s["freed"] for n in graph["nodes"] for s in n["saved"])
+    return graph
+
+
+def _describe(node, node_id: int, names: dict[int, str]) -> dict:
+    leaf = None
+    if type(node).__name__ == "AccumulateGrad":
+        leaf = names.get(id(node.variable), UNNAMED_LEAF)
+    return {"id": node_id, "op": type(node).__name__, "shapes": _shapes(node), "leaf": leaf,
+            "saved": _saved(node, names)}
+
+
+def _shapes(node) -> list:
+    """Shapes of what the node's forward op produced (guarded: a private attribute)."""
+    try:
+        return [list(meta.shape) for meta in node._input_metadata]
+    except (AttributeError, RuntimeError, TypeError):
+        return []
+
+
+def _saved(node, names: dict[int, str]) -> list[dict]:
+    """What the op kept for backward; a tensor read after backward raises: freed."""
+    kind = type(node)
+    if kind not in _saved_names_by_type:
+        _saved_names_by_type[kind] = [a for a in dir(kind) if a.startswith("_saved_")]
+    saved = []
+    for attribute in _saved_names_by_type[kind]:
+        entry = {"name": attribute[len("_saved_"):], "shape": None, "freed": False}
+        try:
+            value = getattr(node, attribute)
+        except RuntimeError:
+            entry["freed"] = True
+            saved.append(entry)
+            continue
+        if isinstance(value, torch.Tensor):
+            entry["shape"] = list(value.shape)
+            if id(value) in names:
+                entry["tensor"] = names[id(value)]
+        elif value is not None:
+            text = repr(value)
+            entry["value"] = text if len(text) <= 40 else text[:37] + "..."
+        saved.append(entry)
+    return saved
+
+
+def render_text(graph: dict) -> str:
+    """An indented tree of the graph; a node reached twice is drawn once, then "(see above)"."""
+    root = graph["root"]
+    if graph.get("kind") == "leaf":
+        return (f"{root} is a leaf: it requires grad but no operation made it, so it has no grad_fn.\n"
+                f"backward() stores its gradient in {root}.grad.")
+    if graph.get("kind") == "constant":
+        return (f"{root} does not require grad and has no grad_fn: autograd recorded nothing for it,\n"
+                "so no gradient flows to or through it.")
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    children: dict[int, list[int]] = {}
+    for parent, child in graph["edges"]:
+        children.setdefault(parent, []).append(child)
+    lines = [root]
+    drawn: set[int] = set()
+
+    def draw(node_id: int, prefix: str, branch: str) -> None:
+        node = nodes[node_id]
+        label = _label(node)
+        if node_id in drawn:
+            lines.append(f"{prefix}{branch}{node['op']} (see above)")
+            return
+        drawn.add(node_id)
+        lines.append(f"{prefix}{branch}{label}")
+        below = children.get(node_id, [])
+        inner = prefix + ("   " if branch.startswith("└") else "│  ")
+        for index, child in enumerate(below):
+            draw(child, inner, "└─ " if index == len(below) - 1 else "├─ ")
+
+    if nodes:
+        draw(0, "", "└─ ")
+    if graph["truncated"]:
+        lines.append(f"... graph cut off after {len(nodes)} nodes")
+    if graph["freed"]:
+        lines.append("Saved tensors were freed by backward(); call backward(retain_graph=True) to keep them.")
+    return "\n".join(lines)
+
+
+def _label(node: dict) -> str:
+    text = node["op"]
+    if node["shapes"]:
+        text += " " + ", ".join(str(shape) for shape in node["shapes"])
+    if node["leaf"] is not None:
+        text += f" -> {node['leaf']}.grad"
+    parts = []
+    for saved in node["saved"]:
+        if saved["freed"]:
+            parts.append(f"{saved['name']} (freed by backward)")
+        elif "value" in saved:
+            parts.append(f"{saved['name']}={saved['value']}")
+        elif saved["shape"] is not None:
+            alias = f" = {saved['tensor']}" if "tensor" in saved else ""
+            parts.append(f"{saved['name']} {saved['shape']}{alias}")
+    if parts:
+        text += "  saved: " + ", ".join(parts)
+    return text

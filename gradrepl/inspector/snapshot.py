@@ -1,0 +1,473 @@
+"""The live tensors of a namespace as rows, and what changed since the last step.
+
+Every step the namespace is walked into lists, tuples, dicts and ``nn.Module``
+parameters and buffers; each tensor gets the name a learner could type
+(``xs[2]``, ``d['k']``, ``model[0].weight``). The walk yields *groups*: the
+tensors of one flat container, of one module, or one run of top-level names.
+A group that holds the same objects as last step is checked with C-level maps
+over ``_version`` and ``requires_grad`` (plus ``.grad`` for tensors that take
+part in autograd), so a step costs little more than one pass of C code over
+what is alive and Python work only for what changed. A group whose contents
+changed is compared name by name with full signatures.
+
+Bounds: containers are followed ``MAX_DEPTH`` levels below a namespace name,
+at most ``MAX_WIDTH`` elements of each are looked at, and modules are followed
+``MAX_MODULE_DEPTH`` levels of submodules deep.
+
+What the version counter cannot see is not seen: writes through ``t.data``
+(``w.data -= ...``) and ``t.data = other`` neither bump ``t._version`` nor
+change any other cheap field, and a lone ``y.retain_grad()``; such a row is
+refreshed by the next change to its tensor or by ``table(namespace)``.
+Inference tensors have no version counter; their version reads as -1.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter
+from functools import partial
+from itertools import chain, compress, count
+from operator import attrgetter, call, is_not, not_
+
+import torch
+from torch import nn
+
+from gradrepl.inspector.summary import summarize
+
+SKIP_NAMES = frozenset({"torch", "nn", "F"})  # preloaded by the kernel
+MAX_DEPTH = 4            # d['a'][0][1][2] is as deep as names go
+MAX_WIDTH = 20_000       # elements of one list/tuple/dict looked at
+MAX_MODULE_DEPTH = 16    # levels of submodules followed
+
+_VERSION = attrgetter("_version")
+_REQUIRES_GRAD = attrgetter("requires_grad")
+_GRAD = attrgetter("_grad")  # only for leaves: a non-leaf's .grad warns
+_NOT_NONE = partial(is_not, None)
+_KEY_TYPES = (str, int, float, bool, type(None))  # dict keys a learner can type back
+_INDEXED_MODULES = (nn.Sequential, nn.ModuleList, nn.ParameterList)
+_KEYED_MODULES = (nn.ModuleDict, nn.ParameterDict)
+
+
+class Inspector:
+    """Rows for the live tensors of a namespace, reported as deltas per step."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every row, as for a fresh namespace."""
+        self._rows: dict[str, dict] = {}        # name -> row, first-appearance order
+        self._sigs: dict[str, tuple] = {}       # name -> full signature
+        self._refs: dict[str, weakref.ref] = {}  # name -> the tensor it named
+        self._groups: dict[str, _Group] = {}    # group key -> state after last step
+        self._flat: dict[str, _FlatCache] = {}  # container path -> names of its tensors
+        self._live: set[str] = set()            # names that own a row
+        self._occurrences: Counter[int] = Counter()  # id(tensor) -> names reaching it
+        self._changed: set[str] = set()         # names changed in the last step
+
+    def step(self, namespace: dict) -> tuple[list[dict], list[str]]:
+        """Rows changed since the previous call (each with "changed": True) and names that disappeared."""
+        walked = _Walker(self._flat).walk(namespace)
+        groups: dict[str, _Group] = {}
+        candidates: list[tuple[str, torch.Tensor]] = []
+        swaps: list[tuple[_Group | None, _Group | None]] = []  # groups whose contents changed
+        for key, (names, tensors) in walked.items():
+            group = self._groups.get(key)
+            if group is not None and group.holds(names, tensors):
+                candidates.extend(map(lambda i: (names[i], tensors[i]), group.changed_indices(tensors)))
+            else:
+                rebuilt = _Group(names, tensors)
+                changed_at = range(len(names)) if group is None else rebuilt.differs_from(group, tensors)
+                candidates.extend(map(lambda i: (names[i], tensors[i]), changed_at))
+                swaps.append((group, rebuilt))
+                group = rebuilt
+            groups[key] = group
+        swaps.extend((old, None) for key, old in self._groups.items() if key not in walked)
+        self._groups = groups
+        removed = self._reclaim(swaps) if swaps else []
+
+        changed: list[dict] = []
+        for name, tensor in candidates:
+            if name not in self._live:
+                continue  # another name reaches this tensor first
+            ref = self._refs.get(name)
+            signature = _signature(tensor)
+            if ref is not None and ref() is tensor and self._sigs[name] == signature:
+                continue
+            self._refs[name] = weakref.ref(tensor)
+            self._sigs[name] = signature
+            self._rows[name] = _row(name, tensor)
+            changed.append(self._rows[name])
+        self._changed = {row["name"] for row in changed}
+        return [{**row, "changed": True} for row in changed], removed
+
+    def table(self, namespace: dict | None = None) -> list[dict]:
+        """Every live row in first-appearance order (changed flag = whether it changed in the last step).
+
+        With a namespace, the table is first brought up to date and every row's
+        summary is recomputed (this also catches writes through ``.data``).
+        """
+        if namespace is not None:
+            self.step(namespace)
+            for name in self._rows:
+                tensor = self._refs[name]()
+                if tensor is not None:
+                    self._rows[name] = _row(name, tensor)
+        return [{**row, "changed": name in self._changed} for name, row in self._rows.items()]
+
+    def resolve(self, name: str) -> torch.Tensor | None:
+        """The live tensor a row name refers to, or None (names are looked up, never evaluated)."""
+        ref = self._refs.get(name)
+        return None if ref is None else ref()
+
+    def names_by_id(self) -> dict[int, str]:
+        """id(tensor) -> row name for every live row, for the graph view."""
+        result = {}
+        for name in self._rows:
+            tensor = self._refs[name]()
+            if tensor is not None:
+                result[id(tensor)] = name
+        return result
+
+    def _reclaim(self, swaps: list[tuple[_Group | None, _Group | None]]) -> list[str]:
+        """Update which names own rows after some groups changed; return names that disappeared.
+
+        Work is proportional to the changed groups, unless a tensor involved is
+        also reachable by another name: then every name is claimed afresh.
+        """
+        gone: list[tuple[str, int]] = []
+        added: list[tuple[str, int]] = []
+        for old, new in swaps:
+            before = set() if old is None else set(zip(old.names, old.ids))
+            if new is not None:
+                added.extend(pair for pair in zip(new.names, new.ids) if pair not in before)
+                before.difference_update(zip(new.names, new.ids))
+            gone.extend(before)
+        occurrences = self._occurrences
+        for _, tensor_id in gone:
+            occurrences[tensor_id] -= 1
+            if not occurrences[tensor_id]:
+                del occurrences[tensor_id]
+        for _, tensor_id in added:
+            occurrences[tensor_id] += 1
+        if any(occurrences[i] > 1 for _, i in added) or any(i in occurrences for _, i in gone):
+            return self._claim_names()
+        dropped = {name for name, _ in gone}.difference(name for name, _ in added)
+        self._live.difference_update(dropped)
+        self._live.update(name for name, _ in added)
+        return self._drop_rows(dropped)
+
+    def _claim_names(self) -> list[str]:
+        """Give each tensor one name (the first found, or the one it already had); return dropped names."""
+        names = list(chain.from_iterable(group.names for group in self._groups.values()))
+        ids = list(chain.from_iterable(group.ids for group in self._groups.values()))
+        self._occurrences = Counter(ids)
+        owner = dict(zip(reversed(ids), reversed(names)))  # reversed: the first name wins
+        if len(owner) < len(ids):
+            self._keep_old_names(owner, names, ids)
+        self._live = set(owner.values())
+        return self._drop_rows(self._rows.keys() - self._live)
+
+    def _drop_rows(self, names: set[str]) -> list[str]:
+        """Forget the rows of these names; return them in table order."""
+        removed = [name for name in self._rows if name in names] if names else []
+        for name in removed:
+            del self._rows[name], self._sigs[name], self._refs[name]
+        return removed
+
+    def _keep_old_names(self, owner: dict[int, str], names: list[str], ids: list[int]) -> None:
+        """A tensor reachable by several names keeps the name its row already has."""
+        for name, tensor_id in zip(names, ids):
+            if owner[tensor_id] != name and name in self._rows:
+                tensor = self._refs[name]()
+                if tensor is not None and id(tensor) == tensor_id:
+                    owner[tensor_id] = name
+
+
+def _signature(t: torch.Tensor) -> tuple:
+    """Everything a row shows that can change without the tensor being replaced."""
+    grad = _grad_of(t)
+    return (
+        _version_of(t),
+        t.requires_grad,
+        t.grad_fn,  # compared by identity; holding it keeps its Python wrapper stable
+        None if grad is None else (id(grad), _version_of(grad)),
+        t.shape,
+        t.dtype,
+        t.retains_grad,
+        t.device,
+    )
+
+
+def _row(name: str, t: torch.Tensor) -> dict:
+    """The row the frontend shows for one named tensor."""
+    grad = _grad_of(t)
+    grad_fn = t.grad_fn
+    return {
+        "name": name,
+        "shape": list(t.shape),
+        "dtype": str(t.dtype),
+        "device": str(t.device),
+        "requires_grad": t.requires_grad,
+        "is_leaf": t.is_leaf,
+        "grad_fn": None if grad_fn is None else type(grad_fn).__name__,
+        "retains_grad": t.retains_grad,
+        "version": _version_of(t),
+        "changed": True,
+        "grad": None if grad is None else summarize(grad),
+        "value": summarize(t),
+    }
+
+
+def _version_of(t: torch.Tensor) -> int:
+    try:
+        return t._version
+    except RuntimeError:  # inference tensors have no version counter
+        return -1
+
+
+def _versions(tensors: list) -> list[int]:
+    try:
+        return list(map(_VERSION, tensors))
+    except RuntimeError:
+        return list(map(_version_of, tensors))
+
+
+def _grad_of(t: torch.Tensor) -> torch.Tensor | None:
+    """t.grad without torch's warning: a non-leaf that does not retain grad has none."""
+    if t.grad_fn is not None and not t.retains_grad:
+        return None
+    return t._grad
+
+
+def _grad_key(t: torch.Tensor):
+    grad = _grad_of(t)
+    return None if grad is None else (id(grad), _version_of(grad))
+
+
+def _mismatches(new: list, old: list, low: int = 0, high: int | None = None) -> list[int]:
+    """Positions where two equally long lists differ, found by halving (few differ, lists are long)."""
+    if high is None:
+        high = len(new)
+    if high - low <= 64:
+        return [i for i in range(low, high) if new[i] != old[i]]
+    middle = (low + high) // 2
+    found = []
+    if new[low:middle] != old[low:middle]:
+        found += _mismatches(new, old, low, middle)
+    if new[middle:high] != old[middle:high]:
+        found += _mismatches(new, old, middle, high)
+    return found
+
+
+class _Group:
+    """Cheap per-tensor state of one group, compared in bulk each step."""
+
+    def __init__(self, names: list[str], tensors: list) -> None:
+        self.names = names
+        self.ids = list(map(id, tensors))
+        self.refs = list(map(weakref.ref, tensors))
+        self.versions = _versions(tensors)
+        self.requires_grad = list(map(_REQUIRES_GRAD, tensors))
+        self.any_requires_grad = any(self.requires_grad)
+        # tensors that do not require grad are leaves, so reading their .grad never warns
+        plain = list(compress(count(), map(not_, self.requires_grad)))
+        holders = compress(plain, map(_NOT_NONE, map(_GRAD, map(tensors.__getitem__, plain))))
+        self._watch(tensors, sorted(chain(compress(count(), self.requires_grad), holders)))
+
+    def _watch(self, tensors: list, indices: list[int]) -> None:
+        """Read .grad from now on for these positions (they take part in autograd or hold a grad).
+
+        Leaves are checked in bulk (their .grad never warns); the rest one by one.
+        """
+        self.leaf_keys = {i: _grad_key(tensors[i]) for i in indices if tensors[i].is_leaf}
+        self.other_keys = {i: _grad_key(tensors[i]) for i in indices if not tensors[i].is_leaf}
+        self.leaves = list(self.leaf_keys)
+        self.leaf_print = self._leaf_print(tensors)
+
+    def _leaf_print(self, tensors: list) -> tuple[list, list]:
+        """Which grad tensor each watched leaf holds, and their versions, read with C-level maps."""
+        leaves = tensors if len(self.leaves) == len(tensors) else list(map(tensors.__getitem__, self.leaves))
+        grads = list(map(_GRAD, leaves))
+        return list(map(id, grads)), _versions(list(filter(_NOT_NONE, grads)))
+
+    def _rewatch(self, tensors: list, hits: set[int], leaf_print: tuple) -> None:
+        """Refresh the grad state of the positions that changed (leaf_print: read this step)."""
+        moved = False
+        for i in hits:
+            before = (i in self.leaf_keys, i in self.other_keys)
+            self.leaf_keys.pop(i, None)
+            self.other_keys.pop(i, None)
+            t = tensors[i]
+            if t.requires_grad or _grad_of(t) is not None:
+                (self.leaf_keys if t.is_leaf else self.other_keys)[i] = _grad_key(t)
+            moved |= before != (i in self.leaf_keys, i in self.other_keys)
+        if moved:
+            self.leaves = sorted(self.leaf_keys)
+            leaf_print = self._leaf_print(tensors)
+        self.leaf_print = leaf_print
+
+    def differs_from(self, old: _Group, tensors: list) -> list[int] | range:
+        """Positions that are new or changed compared with the group's previous state.
+
+        When the old names and objects are a prefix of the new ones (a list grew,
+        or shrank at the end), only the tail and what changed in the prefix count.
+        """
+        shared = min(len(self.names), len(old.names))
+        if not (
+            self.names[:shared] == old.names[:shared]
+            and self.ids[:shared] == old.ids[:shared]
+            and not any(map(is_not, map(call, old.refs[:shared]), tensors[:shared]))
+        ):
+            return range(len(self.names))
+        hits = set(range(shared, len(self.names)))
+        for mine, theirs in ((self.versions, old.versions), (self.requires_grad, old.requires_grad)):
+            if mine[:shared] != theirs[:shared]:
+                hits.update(_mismatches(mine[:shared], theirs[:shared]))
+        for keys in (self.leaf_keys, self.other_keys):
+            for i, key in keys.items():
+                if i < shared and old.leaf_keys.get(i, old.other_keys.get(i)) != key:
+                    hits.add(i)
+        return sorted(hits)
+
+    def holds(self, names: list[str], tensors: list) -> bool:
+        """Same names for the very same objects as last step."""
+        if names is self.names:
+            return True  # a flat container's cached names: its identity was checked this step
+        return (
+            names == self.names
+            and len(tensors) == len(self.refs)
+            and not any(map(is_not, map(call, self.refs), tensors))
+        )
+
+    def changed_indices(self, tensors: list) -> list[int]:
+        """Positions whose version, requires_grad or grad changed; updates the state."""
+        hits: set[int] = set()
+        versions = _versions(tensors)
+        if versions != self.versions:
+            hits.update(_mismatches(versions, self.versions))
+            self.versions = versions
+        # one C call answers "still none requires grad?" for plain data
+        if self.any_requires_grad or torch._C._any_requires_grad(tensors):
+            requires_grad = list(map(_REQUIRES_GRAD, tensors))
+            if requires_grad != self.requires_grad:
+                hits.update(_mismatches(requires_grad, self.requires_grad))
+                self.requires_grad = requires_grad
+                self.any_requires_grad = any(requires_grad)
+        leaf_print = self._leaf_print(tensors)
+        if leaf_print != self.leaf_print:
+            hits.update(i for i, key in self.leaf_keys.items() if _grad_key(tensors[i]) != key)
+        hits.update(i for i, key in self.other_keys.items() if _grad_key(tensors[i]) != key)
+        if hits:
+            self._rewatch(tensors, hits, leaf_print)
+        return sorted(hits)
+
+
+class _FlatCache:
+    """Names of a container holding only tensors, valid while it holds the same objects."""
+
+    def __init__(self, keys: list, names: list[str], tensors: list) -> None:
+        self.keys = keys
+        self.names = names
+        self.refs = list(map(weakref.ref, tensors))
+
+    def matches(self, keys: list, tensors: list) -> bool:
+        return (
+            len(tensors) == len(self.refs)
+            and keys == self.keys
+            and not any(map(is_not, map(call, self.refs), tensors))
+        )
+
+    def grown_names(self, path: str, tensors: list) -> list[str] | None:
+        """Names for a list that only had tensors appended since it was cached, else None."""
+        known = len(self.refs)
+        if self.keys is not None or len(tensors) <= known:
+            return None
+        if any(map(is_not, map(call, self.refs), tensors[:known])):
+            return None
+        return self.names + [f"{path}[{i}]" for i in range(known, len(tensors))]
+
+
+class _Walker:
+    """One walk of a namespace into ordered groups {key: (names, tensors)}."""
+
+    def __init__(self, flat: dict[str, _FlatCache]) -> None:
+        self.flat = flat
+        self.seen_flat: set[str] = set()
+        self.groups: dict[str, tuple[list, list]] = {}
+        self.run: tuple[list, list] | None = None  # consecutive top-level tensors
+
+    def walk(self, namespace: dict) -> dict[str, tuple[list, list]]:
+        for name, value in list(namespace.items()):
+            if name.startswith("_") or name in SKIP_NAMES:
+                continue
+            if isinstance(value, torch.Tensor):
+                if self.run is None:
+                    self.run = self.groups.setdefault("\0" + name, ([], []))
+                self.run[0].append(name)
+                self.run[1].append(value)
+            elif isinstance(value, (list, tuple, dict, nn.Module)):
+                self.run = None
+                self.visit(value, name, 0)
+        for path in self.flat.keys() - self.seen_flat:
+            del self.flat[path]  # containers no longer reachable
+        return self.groups
+
+    def visit(self, value, path: str, depth: int) -> None:
+        if isinstance(value, nn.Module):
+            names, tensors = self.groups.setdefault(path, ([], []))
+            self.module(value, path, names, tensors, 0)
+        elif depth < MAX_DEPTH:
+            if isinstance(value, dict):
+                keys = [k for k in value if type(k) in _KEY_TYPES][:MAX_WIDTH]
+                self.container(path, keys, [value[k] for k in keys], depth)
+            elif isinstance(value, (list, tuple)):
+                items = value if len(value) <= MAX_WIDTH else value[:MAX_WIDTH]
+                self.container(path, None, list(items), depth)
+
+    def container(self, path: str, keys: list | None, items: list, depth: int) -> None:
+        """Elements of a list/tuple (keys None) or dict; all-tensor ones are cached by identity."""
+        cached = self.flat.get(path)
+        if cached is not None and cached.matches(keys, items):
+            self.seen_flat.add(path)
+            self.groups[path] = (cached.names, items)
+            return
+        types = set(map(type, items))
+        if not any(issubclass(t, (torch.Tensor, list, tuple, dict, nn.Module)) for t in types):
+            return  # numbers, strings, ...: nothing to show
+        labels = range(len(items)) if keys is None else keys
+        if all(issubclass(t, torch.Tensor) for t in types):
+            names = cached and cached.grown_names(path, items) or [f"{path}[{label!r}]" for label in labels]
+            self.flat[path] = _FlatCache(keys, names, items)
+            self.seen_flat.add(path)
+            self.groups[path] = (names, items)
+            return
+        names, tensors = self.groups.setdefault(path, ([], []))
+        for label, item in zip(labels, items):
+            if isinstance(item, torch.Tensor):
+                names.append(f"{path}[{label!r}]")
+                tensors.append(item)
+            elif isinstance(item, (list, tuple, dict, nn.Module)):
+                self.visit(item, f"{path}[{label!r}]", depth + 1)
+
+    def module(self, module: nn.Module, path: str, names: list, tensors: list, depth: int) -> None:
+        """Parameters, buffers and tensor attributes of a module and its submodules, in order."""
+        for key, value in chain(module._parameters.items(), module._buffers.items(), vars(module).items()):
+            if isinstance(value, torch.Tensor) and not key.startswith("_"):
+                names.append(_member(module, path, key))
+                tensors.append(value)
+        if depth < MAX_MODULE_DEPTH:
+            for key, child in module._modules.items():
+                if child is not None:
+                    self.module(child, _member(module, path, key), names, tensors, depth + 1)
+
+
+def _member(module: nn.Module, path: str, key: str) -> str:
+    """How a learner writes a module's member: model[0], blocks['a'], net.fc."""
+    if isinstance(module, _INDEXED_MODULES) and key.isdigit():
+        return f"{path}[{key}]"
+    if isinstance(module, _KEYED_MODULES):
+        return f"{path}[{key!r}]"
+    if key.isidentifier():
+        return f"{path}.{key}"
+    return f"getattr({path}, {key!r})"

@@ -1,0 +1,333 @@
+"""The gradrepl TUI: the console on the left, the live tensor panel on the right.
+
+A thin face over `Session`: every kernel call runs in an async worker on the app's
+own event loop and posts a message from messages.py; the handlers here only render.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Static
+
+from gradrepl.kernel.options import KernelOptions
+from gradrepl.session import Session
+from gradrepl.tui.code_input import CodeInput
+from gradrepl.tui.commands import GradReplCommands
+from gradrepl.tui.console_log import ConsoleLog
+from gradrepl.tui.details import TensorDetails
+from gradrepl.tui.history import History
+from gradrepl.tui.messages import (
+    CompletionRequested,
+    DetailsLoaded,
+    InputSubmitted,
+    KernelFailed,
+    KernelReady,
+    KernelStateChanged,
+    StepFailed,
+    StepFinished,
+    StepQueued,
+    StepStarted,
+)
+from gradrepl.tui.status_bar import StatusBar
+from gradrepl.tui.tensor_table import TensorTable
+
+WELCOME = (
+    "gradrepl · torch, nn and F are imported. The panel shows every tensor after each step.\n"
+    "Enter runs · Ctrl+J new line · Tab completes · Ctrl+P commands · %help magics"
+)
+
+
+class GradReplApp(App):
+    """The tutor's main screen."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "gradrepl"
+    COMMANDS = App.COMMANDS | {GradReplCommands}
+    # Below 110 columns the panel moves under the console.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS = [
+        Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="interrupt"),
+        Binding("ctrl+k", "kill", "Kill kernel", priority=True, id="kill"),
+        Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
+        Binding("escape", "close_details", "Close details", id="close_details"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
+    ]
+
+    def __init__(self, options: KernelOptions | None = None, *, start_kernel: bool = True,
+                 history: History | None = None) -> None:
+        super().__init__()
+        self.options = options or KernelOptions()
+        self.start_kernel_on_mount = start_kernel
+        self.history = history if history is not None else History(_history_path())
+        self.session: Session | None = None
+        self.kernel_state = "starting"
+        self.details_name: str | None = None
+        self._steps: asyncio.Queue[str] = asyncio.Queue()
+        self._kernel_ready_event = asyncio.Event()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="console"):
+                yield ConsoleLog(id="log")
+                yield Static(id="hint")
+                yield CodeInput(self.history, id="input")
+            with Vertical(id="inspector"):
+                yield TensorTable(id="tensors")
+                yield TensorDetails(id="details")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ConsoleLog).write_notice(WELCOME)
+        self.query_one(CodeInput).focus()
+        self.query_one("#inspector").border_title = "tensors"
+        self.query_one("#console").border_title = "console"
+        self._busy_timer = self.set_interval(0.1, self._tick, pause=True)
+        if self.start_kernel_on_mount:
+            self.session = Session(self.options, on_state=self._on_session_state)
+            self.start_kernel()
+            self.run_steps()
+
+    async def on_unmount(self) -> None:
+        # The kernel process must not outlive the app (tests run many apps in one process).
+        if self.session is not None:
+            await self.session.close()
+
+    # -- the kernel, in workers ---------------------------------------------
+    def _on_session_state(self, state: str) -> None:
+        self.post_message(KernelStateChanged(state))
+
+    @work(group="kernel", exit_on_error=False)
+    async def start_kernel(self) -> None:
+        """Warm the kernel up while the first frame is already on screen."""
+        try:
+            await self.session.start()
+        except Exception as exc:  # the learner needs words, not a crashed app
+            self.post_message(KernelFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(KernelReady(self.session.sandbox))
+        self._kernel_ready_event.set()
+
+    @work(group="steps", exit_on_error=False)
+    async def run_steps(self) -> None:
+        """Run queued steps one at a time, in the order they were typed."""
+        while True:
+            source = await self._steps.get()
+            await self._kernel_ready_event.wait()
+            self.post_message(StepStarted(source))
+            try:
+                result = await self.session.execute(source)
+            except Exception as exc:
+                self.post_message(StepFailed(source, f"{type(exc).__name__}: {exc}"))
+            else:
+                self.post_message(StepFinished(result))
+
+    def submit(self, source: str) -> None:
+        """Queue `source` as the next step (typed, or sent by the command palette)."""
+        if self.kernel_state != "idle" or not self._steps.empty():
+            self.post_message(StepQueued(source))
+        self._steps.put_nowait(source)
+        self._update_queue_count(self._steps.qsize())
+
+    @work(group="control", exit_on_error=False)
+    async def interrupt_step(self) -> None:
+        await self.session.interrupt()
+
+    @work(group="control", exit_on_error=False)
+    async def kill_kernel(self) -> None:
+        await self.session.kill()
+
+    @work(group="complete", exclusive=True, exit_on_error=False)
+    async def fetch_completions(self, code: str, cursor: int) -> None:
+        if self.session is None:
+            return
+        matches = await self.session.complete(code, cursor)
+        candidates = self.query_one(CodeInput).complete_with(matches, code, cursor)
+        hint = self.query_one("#hint", Static)
+        hint.update("  ".join(candidates[:40]))
+        hint.display = bool(candidates)
+
+    @work(group="details", exclusive=True, exit_on_error=False)
+    async def fetch_details(self, name: str) -> None:
+        """Ask the kernel for the graph, then the (slower) symbolic check, of `name`."""
+        if self.session is None:
+            return
+        row = self.session.tensors.get(name)
+        errors: list[str] = []
+        graph = await self.session.graph(name)
+        if graph.get("error"):
+            errors.append(f"graph: {graph['error']}")
+            graph = None
+        self.post_message(DetailsLoaded(name, row, graph, None, errors))
+        check = await self.session.check(name)
+        if check:
+            error = check.get("error")
+            if error:
+                errors = errors + [f"check: {error.get('message', error) if isinstance(error, dict) else error}"]
+            self.post_message(DetailsLoaded(name, row, graph, check if not error else None, errors))
+
+    # -- what the workers post ----------------------------------------------
+    @on(KernelStateChanged)
+    def _state_changed(self, message: KernelStateChanged) -> None:
+        self.kernel_state = "idle" if message.state == "restarted" else message.state
+        self.query_one(StatusBar).set_state(message.state)
+        if message.state == "busy":
+            self._busy_timer.resume()
+        else:
+            self._busy_timer.pause()
+        self.refresh_bindings()
+
+    @on(KernelReady)
+    def _kernel_ready(self, message: KernelReady) -> None:
+        self.query_one(StatusBar).set_sandbox(message.sandbox)
+
+    @on(KernelFailed)
+    def _kernel_failed(self, message: KernelFailed) -> None:
+        self.query_one(StatusBar).set_state("failed")
+        self.query_one(ConsoleLog).write_notice(f"The kernel could not start: {message.reason}", "bold red")
+
+    @on(InputSubmitted)
+    def _input_submitted(self, message: InputSubmitted) -> None:
+        self.query_one("#hint", Static).display = False
+        self.submit(message.source)
+
+    @on(CompletionRequested)
+    def _completion_requested(self, message: CompletionRequested) -> None:
+        self.fetch_completions(message.code, message.cursor)
+
+    @on(StepQueued)
+    def _step_queued(self, message: StepQueued) -> None:
+        # Behind a running step the status bar's count says enough; a cold kernel deserves words.
+        if not self._kernel_ready_event.is_set():
+            first = message.source.splitlines()[0] if message.source else ""
+            self.query_one(ConsoleLog).write_notice(f"queued: {first}  (runs once the kernel has imported torch)",
+                                                    "dim italic")
+
+    @on(StepStarted)
+    def _step_started(self, message: StepStarted) -> None:
+        self._update_queue_count(self._steps.qsize())
+        self.query_one(ConsoleLog).write_source(message.source)
+
+    @on(StepFinished)
+    def _step_finished(self, message: StepFinished) -> None:
+        result = message.result
+        self.query_one(ConsoleLog).write_result(result)
+        table = self.query_one(TensorTable)
+        changed, removed = table.apply_step(result.tensors, result.removed)
+        status = self.query_one(StatusBar)
+        status.last_step_ms = result.duration_ms
+        status.refresh_text()
+        if self.details_name in removed:
+            self.action_close_details()
+        elif self.details_name in changed:
+            self.fetch_details(self.details_name)
+
+    @on(StepFailed)
+    def _step_failed(self, message: StepFailed) -> None:
+        self.query_one(ConsoleLog).write_notice(f"The step could not run: {message.reason}", "bold red")
+
+    @on(DetailsLoaded)
+    def _details_loaded(self, message: DetailsLoaded) -> None:
+        if message.name == self.details_name:
+            self.query_one(TensorDetails).show(message)
+
+    @on(DataTable.RowSelected, "#tensors")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.show_details(event.row_key.value)
+
+    # -- actions -------------------------------------------------------------
+    def show_details(self, name: str) -> None:
+        """Open the details view of tensor `name` and load its graph from the kernel."""
+        self.details_name = name
+        details = self.query_one(TensorDetails)
+        details.display = True
+        details.show_loading(name)
+        self.query_one("#inspector").add_class("-details")
+        self.fetch_details(name)
+        self.refresh_bindings()
+
+    def action_close_details(self) -> None:
+        self.details_name = None
+        self.query_one(TensorDetails).display = False
+        self.query_one("#inspector").remove_class("-details")
+        self.refresh_bindings()
+
+    def action_interrupt(self) -> None:
+        dropped = self._drop_queued()
+        self.query_one(ConsoleLog).write_notice(
+            "Interrupt sent (Ctrl-C)." + (f" {dropped} queued step(s) dropped." if dropped else ""), "yellow")
+        self.interrupt_step()
+
+    def action_kill(self) -> None:
+        self._drop_queued()
+        self.kill_kernel()
+
+    def action_toggle_focus(self) -> None:
+        table = self.query_one(TensorTable)
+        target = self.query_one(CodeInput) if table.has_focus else table
+        target.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Interrupt and Kill exist only while a step runs; otherwise Ctrl-C copies.
+        if action in ("interrupt", "kill"):
+            return self.kernel_state == "busy"
+        if action == "close_details":
+            return self.details_name is not None
+        return True
+
+    def tensor_names(self) -> list[str]:
+        """Live tensor names in panel order (for the command palette)."""
+        return self.query_one(TensorTable).names
+
+    def can_run_subcommand(self, name: str) -> bool:
+        """True when `gradrepl NAME` exists, so the palette may offer it."""
+        from gradrepl.cli import COMMANDS
+
+        return name in COMMANDS
+
+    def run_subcommand(self, name: str) -> None:
+        """Leave the TUI for `gradrepl NAME` (lessons, quiz) and come back after."""
+        with self.suspend():
+            subprocess.run([sys.executable, "-m", "gradrepl.cli", name], check=False)
+
+    def _tick(self) -> None:
+        self.query_one(StatusBar).refresh_text()
+
+    def _drop_queued(self) -> int:
+        dropped = 0
+        while not self._steps.empty():
+            self._steps.get_nowait()
+            dropped += 1
+        self._update_queue_count(0)
+        return dropped
+
+    def _update_queue_count(self, count: int) -> None:
+        status = self.query_one(StatusBar)
+        status.queued = count
+        status.refresh_text()
+
+
+def _history_path():
+    from gradrepl.paths import data_dir
+
+    try:
+        return data_dir() / "repl_history.jsonl"
+    except OSError:
+        return None
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """Entry point for `gradrepl` with no command: run the TUI until the learner quits."""
+    from gradrepl.commands.common import kernel_options
+
+    app = GradReplApp(kernel_options(args))
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,329 @@
+"""Answer keys computed in the kernel, and grades for learners' answers.
+
+Nothing here knows torch: keys come from running the lesson's own code in a
+fresh kernel through a Session and describing the asked value
+(``Session.inspect``); symbolic answers are compared by the kernel
+(``Session.equivalent``). A ``task`` is graded on the namespace, never on the
+text typed, and a wrong attempt restores the namespace it started from by
+restarting the kernel and replaying the lesson so far (never by pickling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradrepl.kernel.protocol import StepResult
+from gradrepl.tutor.answers import Value, matches, read_answer, read_key, same_name, show, tensor_value
+from gradrepl.tutor.lesson import Question, Source
+
+STATE_LABELS = {
+    "requires_grad": "requires_grad", "is_leaf": "is_leaf", "grad_fn": "grad_fn", "grad": ".grad",
+    "retains_grad": "retains_grad", "dtype": "dtype", "shape": "shape",
+}
+
+
+@dataclass
+class Key:
+    """The right answer to one question, as the kernel computed it."""
+
+    question_id: str
+    text: str                                   # shown to the learner after answering
+    value: Value | None = None                  # predict, numeric, choice with ask
+    fields: dict[str, Value] = field(default_factory=dict)  # predict_state
+    field_text: dict[str, str] = field(default_factory=dict)
+    correct_options: list[int] = field(default_factory=list)  # choice
+    steps: list[StepResult] = field(default_factory=list)     # what the question's own code printed
+    problems: list[str] = field(default_factory=list)         # lesson bugs met while computing
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def signature(self) -> tuple:
+        """What must not change between two runs of the same lesson."""
+        fields = tuple(sorted((k, v) for k, v in self.fields.items()))
+        return (self.value, fields, tuple(self.correct_options))
+
+
+@dataclass
+class Grade:
+    """The verdict on one answer."""
+
+    correct: bool
+    feedback: str
+    expected: str = ""                          # shown after answering
+    misconception: str | None = None            # the named misconception a wrong answer shows
+    fields: dict[str, bool] = field(default_factory=dict)  # predict_state: per field
+    restored: bool = False                      # task: the namespace was put back after a wrong attempt
+    steps: list[StepResult] = field(default_factory=list)  # task: what the attempt printed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"correct": self.correct, "feedback": self.feedback, "expected": self.expected,
+                "misconception": self.misconception, "fields": self.fields, "restored": self.restored}
+
+
+# -- running lesson code ------------------------------------------------------------
+
+async def run_sources(session, sources: list[Source], path: str = "") -> list[str]:
+    """Execute lesson code in order; returns problems for code that should not have failed."""
+    problems = []
+    for source in sources:
+        result = await session.execute(source.code)
+        if result.error and not source.may_fail:
+            problems.append(f"{path}:{source.line}: {result.error.type}: {result.error.message}")
+    return problems
+
+
+async def prepare(question: Question, session) -> list[str]:
+    """A fresh kernel holding the namespace the question is asked in (lesson so far + its setup)."""
+    await session.restart()
+    sources = list(question.context)
+    if question.setup:
+        sources.append(Source(question.setup, question.line))
+    return await run_sources(session, sources, question.path)
+
+
+# -- keys --------------------------------------------------------------------------
+
+async def compute_key(question: Question, session, fresh: bool = True) -> Key:
+    """Run the question's code and describe what it asks about.
+
+    ``fresh`` restarts the kernel and replays the lesson first; a caller that
+    knows the namespace is already the lesson's (the player) passes False, and
+    then the question's setup is its own job.
+    """
+    problems = await prepare(question, session) if fresh else []
+    if question.type == "choice" and not question.ask:
+        index = next(i for i, o in enumerate(question.options) if o.correct)
+        return Key(question.uid, question.options[index].text, correct_options=[index], problems=problems)
+    if question.type == "task":
+        return Key(question.uid, question.solution.strip(), problems=problems)
+    if question.type == "derive":
+        return Key(question.uid, question.solution.strip(), problems=problems)
+    steps = []
+    error = None
+    if question.code:
+        result = await session.execute(question.code)
+        steps.append(result)
+        if result.kernel_event:
+            problems.append(f"{question.path}:{question.line}: {result.error.message}")
+        error = result.error
+    if question.type == "predict_state":
+        key = await _state_key(question, session, problems)
+        key.steps = steps
+        return key
+    if error is not None:
+        raw = {"kind": "error", "type": error.type, "message": error.message}
+        text = f"raises {error.type}: {error.message}"
+    else:
+        raw = await session.inspect(question.ask)
+        text = _key_text(raw)
+    value = read_key(raw)
+    key = Key(question.uid, text, value=value, steps=steps, problems=problems, raw=raw)
+    if question.type == "choice":
+        key.correct_options = [i for i, o in enumerate(question.options)
+                               if matches(value, read_answer(o.answer or ""), question.tolerance)]
+        if len(key.correct_options) == 1:
+            key.text = question.options[key.correct_options[0]].text
+    if question.type == "numeric" and value.kind != "numbers":
+        key.problems.append(f"{question.path}:{question.line}: numeric question {question.id!r}: "
+                            f"{question.ask} is {text}, not a number")
+    return key
+
+
+async def _state_key(question: Question, session, problems: list[str]) -> Key:
+    described = await session.inspect(question.ask)
+    if described.get("kind") != "tensor":
+        problems.append(f"{question.path}:{question.line}: predict_state {question.id!r}: "
+                        f"{question.ask} is {_key_text(described)}, not a tensor")
+        return Key(question.uid, _key_text(described), problems=problems, raw=described)
+    fields: dict[str, Value] = {}
+    texts: dict[str, str] = {}
+    for name in question.fields:
+        if name == "grad":
+            # .grad is kept only on leaves and on tensors that called retain_grad().
+            grad = await session.inspect(f"({question.ask}).grad if ({question.ask}).is_leaf or "
+                                         f"({question.ask}).retains_grad else None")
+            fields[name], texts[name] = read_key(grad), _key_text(grad)
+        elif name == "grad_fn":
+            fn = described.get("grad_fn")
+            fields[name] = Value("none") if fn is None else Value("name", name=str(fn))
+            texts[name] = "None" if fn is None else str(fn)
+        elif name == "retains_grad":
+            flag = await session.inspect(f"({question.ask}).retains_grad")
+            fields[name], texts[name] = read_key(flag), _key_text(flag)
+        elif name == "shape":
+            fields[name] = Value("numbers", numbers=tuple(float(n) for n in described["shape"]),
+                                 shape=(len(described["shape"]),))
+            texts[name] = str(tuple(described["shape"]))
+        elif name == "dtype":
+            fields[name], texts[name] = Value("name", name=described["dtype"]), described["dtype"]
+        else:
+            fields[name] = Value("bool", flag=bool(described.get(name)))
+            texts[name] = str(bool(described.get(name)))
+    text = ", ".join(f"{STATE_LABELS[n]}={texts[n]}" for n in question.fields)
+    return Key(question.uid, text, fields=fields, field_text=texts, problems=problems, raw=described)
+
+
+def _key_text(described: dict) -> str:
+    if described.get("kind") == "error":
+        return f"raises {described.get('type')}: {described.get('message')}"
+    if described.get("kind") == "tensor" and (described.get("value") or {}).get("values") is None:
+        return str(described.get("repr") or show(tensor_value(described.get("value") or {})))
+    return str(described.get("repr", ""))
+
+
+def key_answer(question: Question, key: Key) -> Any:
+    """The answer that the key itself gives: what `play --auto` and lint answer with."""
+    if question.type == "choice":
+        return key.correct_options[0] if key.correct_options else -1
+    if question.type == "predict_state":
+        return dict(key.field_text)
+    if question.type in ("task", "derive"):
+        return question.solution
+    return key.text if key.value is None or key.value.kind in ("error", "text", "name") else _answer_text(key)
+
+
+def _answer_text(key: Key) -> str:
+    described = key.raw
+    if described.get("kind") == "tensor" and (described.get("value") or {}).get("values") is not None:
+        return str(described.get("repr"))  # the kernel's own repr: the parser must read it back
+    return show(key.value)
+
+
+# -- grades ------------------------------------------------------------------------
+
+async def grade(question: Question, answer: Any, session, key: Key | None = None, *,
+                in_place: bool = False) -> Grade:
+    """Grade one answer.
+
+    choice: the option's index (as listed in the lesson) or its text.
+    predict / numeric: what the learner typed. predict_state: {field: text}.
+    derive: an expression. task: code to run; with ``in_place`` the session is
+    already in the task's starting namespace (the player), else it is rebuilt.
+    Keys not given are computed in a fresh kernel.
+    """
+    if question.type == "task":
+        return await grade_task(question, str(answer), session, in_place=in_place)
+    if question.type == "derive":
+        return await _grade_derive(question, str(answer), session)
+    if key is None:
+        key = await compute_key(question, session)
+    if question.type == "choice":
+        return _grade_choice(question, answer, key)
+    if question.type == "predict_state":
+        return _grade_state(question, answer if isinstance(answer, dict) else {}, key)
+    return _grade_value(question, str(answer), key)
+
+
+def _grade_choice(question: Question, answer: Any, key: Key) -> Grade:
+    index = _option_index(question, answer)
+    right = key.correct_options
+    expected = question.options[right[0]].text if right else key.text
+    if index is None:
+        return Grade(False, "That is not one of the options.", expected)
+    option = question.options[index]
+    if index in right:
+        return Grade(True, _join("Right.", question.explanation), expected)
+    feedback = option.feedback or f"Not this one: the answer is {expected}."
+    return Grade(False, _join(feedback, question.explanation), expected, misconception=option.feedback or None)
+
+
+def _option_index(question: Question, answer: Any) -> int | None:
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        return answer if 0 <= answer < len(question.options) else None
+    text = " ".join(str(answer).split()).lower()
+    return next((i for i, o in enumerate(question.options) if " ".join(o.text.split()).lower() == text), None)
+
+
+def _grade_value(question: Question, answer: str, key: Key) -> Grade:
+    given = read_answer(answer)
+    if key.value is not None and matches(key.value, given, question.tolerance, question.compare):
+        return Grade(True, _join("Right.", question.explanation), key.text)
+    for wrong in question.misconceptions:
+        if matches(read_answer(wrong.answer), given, question.tolerance, question.compare) or \
+                _same_text(wrong.answer, answer):
+            return Grade(False, _join(wrong.feedback, question.explanation), key.text, misconception=wrong.feedback)
+    return Grade(False, _join(_why_wrong(key.value, given), question.explanation), key.text)
+
+
+def _why_wrong(expected: Value | None, given: Value) -> str:
+    if expected is None:
+        return "The key could not be computed."
+    if expected.kind == "error" and given.kind == "error":
+        return f"It does raise, but {expected.name}, not {given.name}."
+    if expected.kind == "error":
+        return f"It raises {expected.name}."
+    if given.kind == "error":
+        return "It does not raise."
+    if expected.kind == "none":
+        return "It is None."
+    if given.kind == "none":
+        return "It is not None."
+    if expected.kind == "numbers" and given.kind == "numbers" and len(given.numbers) != len(expected.numbers):
+        return f"The shape differs: it has {len(expected.numbers)} element(s), shape {list(expected.shape)}."
+    return "Not quite."
+
+
+def _grade_state(question: Question, answer: dict, key: Key) -> Grade:
+    if not key.fields:
+        return Grade(False, "The key could not be computed.", key.text)
+    verdicts = {}
+    wrong = []
+    for name in question.fields:
+        given = read_answer(str(answer.get(name, "")))
+        expected = key.fields[name]
+        if name == "grad_fn" and expected.kind == "name":
+            ok = given.kind == "name" and same_name(expected.name, given.name)
+        else:
+            ok = matches(expected, given, question.tolerance, ("shape",) if name == "shape" else ("value",))
+        verdicts[name] = ok
+        if not ok:
+            wrong.append(f"{STATE_LABELS[name]} is {key.field_text[name]}")
+    if not wrong:
+        return Grade(True, _join("Right on every field.", question.explanation), key.text, fields=verdicts)
+    return Grade(False, _join("; ".join(wrong) + ".", question.explanation), key.text, fields=verdicts)
+
+
+async def _grade_derive(question: Question, answer: str, session) -> Grade:
+    reply = await session.equivalent(answer, question.solution)
+    if "error" in reply:
+        error = reply["error"]
+        message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+        return Grade(False, f"Could not read that expression: {message}", question.solution.strip())
+    if "equivalent" not in reply:
+        return Grade(False, "The symbolic checker gave no verdict, so this answer could not be graded.",
+                     question.solution.strip())
+    if reply["equivalent"]:
+        return Grade(True, _join("Right.", question.explanation), question.solution.strip())
+    return Grade(False, _join("Not equivalent to the derivative.", question.explanation), question.solution.strip())
+
+
+async def check_holds(question: Question, session) -> tuple[bool, str]:
+    """Evaluate a task's check in the kernel: (holds, why not)."""
+    described = await session.inspect(f"bool({question.check})")
+    if described.get("kind") == "bool":
+        return bool(described.get("value")), "" if described.get("value") else "the check is not met yet"
+    return False, _key_text(described)
+
+
+async def grade_task(question: Question, code: str, session, *, in_place: bool = False) -> Grade:
+    """Run an attempt and grade the namespace; a wrong attempt is undone."""
+    problems = [] if in_place else await prepare(question, session)
+    if problems:
+        return Grade(False, "The lesson could not rebuild this step: " + "; ".join(problems), question.solution)
+    steps = [await session.execute(code)] if code.strip() else []
+    holds, why = await check_holds(question, session)
+    if holds:
+        return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip(), steps=steps)
+    error = next((s.error for s in steps if s.error), None)
+    reason = f"your code raised {error.type}: {error.message}" if error else why
+    await prepare(question, session)
+    return Grade(False, f"Not yet: {reason}. The namespace is back as it was before your attempt.",
+                 question.solution.strip(), restored=True, steps=steps)
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()).lower() == " ".join(b.split()).lower()
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)

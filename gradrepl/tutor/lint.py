@@ -1,0 +1,154 @@
+"""`gradrepl lint`: a lesson must pass its own test before a learner sees it.
+
+Static checks come from the loader (schema, ids, syntax). Then each lesson is
+played twice in fresh kernels with its own keys as answers: every solution
+must pass its check, a task's check must fail before its solution runs, a
+choice tied to code must have exactly one option matching the computed key,
+keys must be the same on both runs, and no step may exceed the time limit.
+Every problem names a file and a line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gradrepl.tutor.answers import matches, read_answer
+from gradrepl.tutor.lesson import Lesson, LessonFormatError, Problem, load_lesson
+from gradrepl.tutor.player import KeyAnswerer, LessonPlayer, Summary
+
+DEFAULT_TIME_LIMIT = 5.0  # seconds per step
+DERIVE_POINTS = (0.7, 1.3, 2.1)
+
+
+@dataclass
+class LintReport:
+    """Everything lint found; ``ok`` when there is nothing to fix."""
+
+    files: list[str] = field(default_factory=list)
+    lessons: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def lesson_files(paths: list[str | Path]) -> list[Path]:
+    """Lesson files named directly or found (*.md) in named folders, in order."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        files.extend(sorted(path.glob("*.md")) if path.is_dir() else [path])
+    return files
+
+
+def lint_static(files: list[Path]) -> tuple[list[Lesson], list[str]]:
+    """Load every file; problems of format and of ids across files."""
+    lessons: list[Lesson] = []
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        try:
+            lesson = load_lesson(path)
+        except LessonFormatError as exc:
+            problems.extend(str(p) for p in exc.problems)
+            continue
+        if lesson.id in seen:
+            problems.append(str(Problem(lesson.path, 2, f"lesson id {lesson.id!r} is also used by {seen[lesson.id]}")))
+            continue
+        seen[lesson.id] = lesson.path
+        lessons.append(lesson)
+    return lessons, problems
+
+
+async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_LIMIT) -> list[str]:
+    """Play the lesson twice with its own keys and report what does not hold."""
+    first = await _play(lesson, session)
+    second = await _play(lesson, session)
+    problems = list(first.problems)
+    by_uid = {q.uid: q for q in lesson.questions}
+    for uid, feedback in first.failed.items():
+        question = by_uid[uid]
+        problems.append(f"{question.path}:{question.line}: question {question.id!r}: its own key is graded "
+                        f"wrong ({feedback})")
+    if not first.finished and not first.failed:
+        problems.append(f"{lesson.path}:1: playback stopped before the end")
+    for uid, key in first.keys.items():
+        question = by_uid[uid]
+        problems.extend(_key_problems(question, key))
+        again = second.keys.get(uid)
+        if again is not None and again.signature() != key.signature():
+            problems.append(f"{question.path}:{question.line}: question {question.id!r}: the key changed between "
+                            f"two runs ({key.text!r}, then {again.text!r}): seed the randomness or avoid it")
+    if first.slowest_ms > time_limit * 1000:
+        problems.append(f"{lesson.path}:1: a step took {first.slowest_ms / 1000:.1f} s "
+                        f"(the limit is {time_limit:g} s per step)")
+    for question in lesson.questions:
+        if question.type == "derive":
+            problems.extend(await _derive_problems(question, session))
+    return problems
+
+
+async def lint(paths: list[str | Path], session, time_limit: float = DEFAULT_TIME_LIMIT) -> LintReport:
+    """Lint lesson files (or folders of them) with one Session; the kernel restarts per run."""
+    files = lesson_files(paths)
+    report = LintReport(files=[str(f) for f in files])
+    lessons, report.problems = lint_static(files)
+    for lesson in lessons:
+        report.lessons.append(lesson.id)
+        report.problems.extend(await lint_lesson(lesson, session, time_limit))
+    return report
+
+
+async def _play(lesson: Lesson, session) -> Summary:
+    player = LessonPlayer(lesson, session, KeyAnswerer(), lambda event: None, auto=True, verify=True)
+    return await player.run()
+
+
+def _key_problems(question, key) -> list[str]:
+    where = f"{question.path}:{question.line}: question {question.id!r}"
+    problems = []
+    if question.type == "choice" and question.ask:
+        if len(key.correct_options) != 1:
+            problems.append(f"{where}: {len(key.correct_options)} options match the computed key "
+                            f"{key.raw.get('repr', key.text)!r}; exactly one must")
+        for index, option in enumerate(question.options):
+            if index not in key.correct_options and not option.feedback:
+                problems.append(f"{where}: wrong option {option.text!r} needs a 'feedback'")
+    if key.value is not None:
+        for wrong in question.misconceptions:
+            if matches(key.value, read_answer(wrong.answer), question.tolerance, question.compare):
+                problems.append(f"{where}: the misconception {wrong.answer!r} is the right answer")
+    return problems
+
+
+async def _derive_problems(question, session) -> list[str]:
+    """The solution must be the derivative autograd computes, and the symbolic parser must read it."""
+    where = f"{question.path}:{question.line}: question {question.id!r}"
+    await session.restart()
+    var = question.variable
+    # Lesson text running in the kernel, like any cell: autograd is the referee.
+    code = (
+        "from torch import sin, cos, tan, exp, log, sqrt, tanh, sigmoid\n"
+        "_lint_ok = []\n"
+        f"for _p in {DERIVE_POINTS!r}:\n"
+        f"    {var} = torch.tensor(_p, dtype=torch.float64, requires_grad=True)\n"
+        f"    ({question.function}).backward()\n"
+        f"    _g = {var}.grad\n"
+        "    with torch.no_grad():\n"
+        f"        _s = torch.as_tensor({question.solution.strip()}, dtype=torch.float64)\n"
+        "    _lint_ok.append(bool(torch.allclose(_g, _s, atol=1e-8)))\n"
+    )
+    result = await session.execute(code)
+    if result.error:
+        return [f"{where}: cannot check the solution with autograd: {result.error.type}: {result.error.message}"]
+    agrees = await session.inspect("all(_lint_ok)")
+    problems = []
+    if not agrees.get("value"):
+        problems.append(f"{where}: the solution {question.solution.strip()!r} is not the derivative autograd "
+                        f"computes for {question.function!r}")
+    reply = await session.equivalent(question.solution, question.solution)
+    if "error" in reply or not reply.get("equivalent"):
+        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply.get('error', reply)}")
+    return problems

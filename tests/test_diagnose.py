@@ -1,0 +1,128 @@
+"""Every explanation is triggered by a real torch error; accumulation notes by real backward calls."""
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+from gradrepl.inspector import AccumulationWatch, Inspector, explain, explain_warning
+
+
+def raised(code: str) -> BaseException:
+    namespace = {"torch": torch, "nn": nn}
+    with pytest.raises(Exception) as info:
+        exec(code, namespace)
+    return info.value
+
+
+CASES = [
+    ("x = torch.ones(3, requires_grad=True)\n(x * 2).backward()", ["scalar", ".sum()", "torch.ones_like(y)"]),
+    ("x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny.backward()", ["retain_graph=True"]),
+    ("torch.tensor([1, 2], requires_grad=True)", ["float"]),
+    ("torch.tensor([1, 2]).requires_grad_()", ["float"]),
+    ("x = torch.ones(3, requires_grad=True)\ny = x * 2\ny.requires_grad = False", ["detach()"]),
+    ("x = torch.ones(3, requires_grad=True)\nx.add_(1)", ["torch.no_grad()", "out-of-place"]),
+    ("x = torch.ones(3, requires_grad=True)\nx[0] = 5", ["part of a leaf", "torch.no_grad()"]),
+    ("x = torch.ones(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()", ["version counter", "clone()"]),
+    ("x = torch.ones(3, requires_grad=True)\na = x * 1\nb = a ** 2\na.add_(1)\nb.sum().backward()", ["version counter"]),
+    ("torch.ones(2).sum().backward()", ["requires_grad=True"]),
+    ("x = torch.ones(3, requires_grad=True)\n(x * 2).detach().sum().backward()", [".detach()"]),
+    ("x = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).sum()\ny.backward()", ["no_grad"]),
+    ("with torch.inference_mode():\n    t = torch.ones(2)\nt.requires_grad_()", ["inference_mode", "clone()"]),
+    ("with torch.inference_mode():\n    t = torch.ones(2)\nt.add_(1)", ["clone()"]),
+    ("x = torch.ones(2, requires_grad=True)\nwith torch.inference_mode():\n    t = torch.ones(2)\n(t * x).sum().backward()",
+     ["clone()"]),
+    ("x = torch.ones(3, requires_grad=True)\n(x * 2).backward(torch.ones(2))", ["ones_like"]),
+]
+
+
+@pytest.mark.parametrize("code,words", CASES)
+def test_real_torch_errors_are_explained(code, words):
+    explanation = explain(raised(code))
+    assert explanation is not None
+    for word in words:
+        assert word in explanation
+
+
+def test_unknown_errors_get_no_explanation():
+    assert explain(raised("torch.ones(2) @ torch.ones(3)")) is None
+    assert explain(ZeroDivisionError("division by zero")) is None
+
+
+def test_non_leaf_grad_warning_is_explained():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y.grad
+    explanation = explain_warning(str(caught[0].message))
+    assert "retain_grad()" in explanation and "x.grad" in explanation
+    assert explain_warning("something else") is None
+
+
+def step(watch, inspector, namespace, code):
+    with watch.during_step():
+        exec(code, namespace)
+    inspector.step(namespace)
+    return watch.notes()
+
+
+@pytest.fixture
+def session():
+    namespace = {"torch": torch, "nn": nn}
+    inspector = Inspector()
+    return AccumulationWatch(inspector), inspector, namespace
+
+
+FORWARD_BACKWARD = "y = x ** 2 + 3 * x\ny.backward()"
+
+
+def test_quick_check_two_backwards_without_zeroing_fires(session):
+    watch, inspector, namespace = session
+    assert step(watch, inspector, namespace, "x = torch.tensor(2.0, requires_grad=True)") == []
+    assert step(watch, inspector, namespace, FORWARD_BACKWARD) == []  # the first backward is fine
+    notes = step(watch, inspector, namespace, FORWARD_BACKWARD)
+    assert len(notes) == 1
+    assert notes[0].startswith("x.grad already held 7.0 before this backward")
+    assert "now holds 14.0" in notes[0] and "x.grad.zero_()" in notes[0]
+    assert namespace["x"].grad.item() == 14.0  # the watch observes; it does not change the result
+
+
+def test_both_backwards_in_one_step_fire(session):
+    watch, inspector, namespace = session
+    code = "x = torch.tensor(2.0, requires_grad=True)\nfor _ in range(2):\n    (x ** 2 + 3 * x).backward()"
+    notes = step(watch, inspector, namespace, code)
+    assert len(notes) == 1 and "x.grad already held 7.0" in notes[0]
+
+
+@pytest.mark.parametrize("reset", ["x.grad.zero_()", "x.grad = None"])
+def test_no_note_after_zeroing(session, reset):
+    watch, inspector, namespace = session
+    step(watch, inspector, namespace, "x = torch.tensor(2.0, requires_grad=True)\n" + FORWARD_BACKWARD)
+    step(watch, inspector, namespace, reset)
+    assert step(watch, inspector, namespace, FORWARD_BACKWARD) == []
+
+
+def test_training_loop_with_zero_grad_is_quiet_and_without_is_not(session):
+    watch, inspector, namespace = session
+    setup = ("torch.manual_seed(0)\nmodel = nn.Linear(2, 1)\n"
+             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nxb = torch.randn(8, 2)\n")
+    step(watch, inspector, namespace, setup)
+    good = "for _ in range(3):\n    opt.zero_grad()\n    model(xb).pow(2).mean().backward()\n    opt.step()"
+    assert step(watch, inspector, namespace, good) == []
+    bad = "for _ in range(2):\n    model(xb).pow(2).mean().backward()"
+    notes = step(watch, inspector, namespace, bad)
+    assert len(notes) == 1
+    assert "model.weight.grad" in notes[0] and "model.bias.grad" in notes[0]
+    assert "optimizer.zero_grad()" in notes[0]
+
+
+def test_backward_is_restored_and_errors_pass_through(session):
+    watch, inspector, namespace = session
+    real = torch.autograd.backward
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        with watch.during_step():
+            exec("x = torch.ones(2, requires_grad=True)\n(x * 2).backward()", namespace)
+    assert torch.autograd.backward is real
+    assert watch.notes() == []
