@@ -102,6 +102,24 @@ def mode_overhead() -> None:
         print(f"   {label:<40} {without:6.2f} ms -> {with_it:6.2f} ms  (x{with_it / without:.1f})")
 
 
+def training_loop() -> None:
+    print("   the seed's linear regression, 8 points, 50 training steps (all traced):")
+    source = ("w = torch.randn(1, requires_grad=True)\nb = torch.zeros(1, requires_grad=True)\n"
+              "for _ in range(50):\n"
+              "    loss = ((w * xs + b - ys) ** 2).mean()\n    loss.backward()\n"
+              "    with torch.no_grad():\n        w -= 0.1 * w.grad\n        b -= 0.1 * b.grad\n"
+              "    w.grad = None\n    b.grad = None\n")
+    ns = {"torch": torch, "xs": torch.linspace(0, 1, 8), "ys": 3 * torch.linspace(0, 1, 8) + 2}
+    without = median_ms(lambda: exec(source, ns), repeat=5)
+
+    def with_mode():
+        with recording():
+            exec(source, ns)
+
+    with_it = median_ms(with_mode, repeat=5)
+    print(f"   {'':<40} {without:6.2f} ms -> {with_it:6.2f} ms  (x{with_it / without:.1f})")
+
+
 async def kernel_round_trip() -> None:
     from gradrepl.session import Session
 
@@ -130,4 +148,5 @@ if __name__ == "__main__":
     expression_mode()
     live_mode()
     mode_overhead()
+    training_loop()
     asyncio.run(kernel_round_trip())

@@ -2,8 +2,10 @@
 
 Tensors live in one list ``xs``; each step changes one of them in place
 (``xs[5].add_(1)``), the case the design budgets at 2 ms for 10,000 tensors.
-Also measured: a step that changes nothing, a step that adds a new top-level
-tensor, and 10,000 parameters that all require grad. Prints median and p90.
+Also measured: a step that changes nothing, a step that rebinds a top-level
+name to a new tensor, one that appends a tensor to ``xs``, and tensors that all
+require grad. Prints wall-clock median and p90 and the median CPU time of the
+calling thread (steadier when other processes share the machine).
 
     .venv/bin/python benchmarks/bench_inspector.py
 """
@@ -49,14 +51,15 @@ def fresh(count: int, requires_grad: bool = False) -> dict:
 
 def main() -> None:
     print(f"torch {torch.__version__}, {STEPS} steps each; ms per step() as wall median / wall p90 / CPU median")
-    print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'all require grad, one add_':>26}")
+    print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'append':>22}  {'all require grad, one add_':>26}")
     for count in (100, 1_000, 10_000):
         one = measure(fresh(count), "xs[5].add_(1)")
         none = measure(fresh(count), None)
         new = measure(fresh(count), "y = torch.ones(2)")  # rebinding y: one new tensor per step
+        grown = measure(fresh(count), "xs.append(torch.ones(3))")
         grads = measure(fresh(count, requires_grad=True), "with torch.no_grad():\n    xs[5].add_(1)")
-        cells = [f"{m:6.3f} / {p:6.3f} / {c:6.3f}" for m, p, c in (one, none, new, grads)]
-        print(f"{count:>12,}  " + "  ".join(f"{c:>22}" for c in cells[:3]) + f"  {cells[3]:>26}")
+        cells = [f"{m:6.3f} / {p:6.3f} / {c:6.3f}" for m, p, c in (one, none, new, grown, grads)]
+        print(f"{count:>12,}  " + "  ".join(f"{c:>22}" for c in cells[:4]) + f"  {cells[4]:>26}")
 
 
 if __name__ == "__main__":

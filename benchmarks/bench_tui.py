@@ -38,12 +38,13 @@ def first_frame(runs: int = 3) -> None:
         name = f"bench-{uuid.uuid4().hex[:6]}"
         home = tempfile.mkdtemp()
         start = time.perf_counter()
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "45",
+        tmux = ["tmux", "-L", name]  # a private server: nobody else's sessions in the way
+        subprocess.run([*tmux, "new-session", "-d", "-s", name, "-x", "150", "-y", "45",
                         f"env GRADREPL_HOME={home} {ROOT / '.venv/bin/gradrepl'}"], check=True)
         frame = ready = None
         try:
             while ready is None and time.perf_counter() - start < 60:
-                screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", name],
+                screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", name],
                                         capture_output=True, text=True).stdout
                 now = time.perf_counter() - start
                 if frame is None and "console" in screen and "tensors" in screen:
@@ -52,7 +53,7 @@ def first_frame(runs: int = 3) -> None:
                     ready = now
                 time.sleep(0.005)
         finally:
-            subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+            subprocess.run([*tmux, "kill-server"], capture_output=True)
         frames.append(frame)
         readies.append(ready)
     print(f"first frame (process start -> screen painted): median {1000 * statistics.median(frames):.0f} ms "

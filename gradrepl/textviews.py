@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-COLUMNS = ("name", "shape", "dtype", "grad", "leaf", "grad_fn", ".grad", "value")
+COLUMNS = ("name", "shape", "dtype", "req_grad", "leaf", "grad_fn", ".grad", "value")
 
 
 def format_summary(summary: dict | None, width: int = 32) -> str:

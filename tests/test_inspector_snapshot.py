@@ -210,3 +210,31 @@ def test_big_summary_does_not_copy_the_tensor(make):
                          capture_output=True, text=True, check=True).stdout.split()
     grown_mib, tensor_mib = map(float, out)
     assert grown_mib < tensor_mib / 4, f"peak RSS grew {grown_mib:.0f} MiB for a {tensor_mib:.0f} MiB tensor"
+
+
+def test_growing_and_shrinking_a_list_reports_only_the_ends(ns):
+    run(ns, "losses = [torch.tensor(float(i)) for i in range(300)]")
+    inspector = Inspector()
+    inspector.step(ns)
+    run(ns, "losses.append(torch.tensor(-1.0))")
+    rows, removed = inspector.step(ns)
+    assert names(rows) == ["losses[300]"] and removed == []
+    run(ns, "losses.append(torch.tensor(-2.0))\nlosses[0].add_(1)")
+    assert names(inspector.step(ns)[0]) == ["losses[0]", "losses[301]"]
+    run(ns, "losses.pop()\nlosses.pop()")
+    assert inspector.step(ns) == ([], ["losses[300]", "losses[301]"])
+
+
+def test_mixed_containers_and_nesting(ns):
+    run(ns, "pair = (torch.ones(1), [torch.zeros(2), 'label', {'w': torch.ones(3)}], 7)\n"
+            "mods = [nn.Linear(1, 1)]\nblocks = nn.ModuleDict({'enc': nn.Linear(1, 1)})")
+    rows, _ = Inspector().step(ns)
+    assert names(rows) == ["pair[0]", "pair[1][0]", "pair[1][2]['w']", "mods[0].weight", "mods[0].bias",
+                           "blocks['enc'].weight", "blocks['enc'].bias"]
+    for row in rows:
+        assert eval(row["name"], ns).shape == torch.Size(row["shape"])
+
+
+def test_functions_modules_classes_and_private_names_are_skipped(ns):
+    run(ns, "import math\n_hidden = torch.ones(1)\ndef f():\n    return torch.ones(1)\nclass C:\n    t = torch.ones(1)\n")
+    assert Inspector().step(ns) == ([], [])

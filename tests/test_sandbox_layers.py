@@ -448,3 +448,40 @@ def test_torch_memory_errors_are_clean_and_torch_keeps_working(dirs: dict[str, P
     assert out["matmul"]["value"] == 1.0
     assert out["load"]["value"] == [0, 1, 2]
     assert (dirs["scratch"] / "model.pt").exists()
+
+
+# --- gradrepl doctor ------------------------------------------------------------------------
+
+def gradrepl(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gradrepl.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[1])
+
+
+def test_doctor_reports_each_layer_of_a_real_kernel() -> None:
+    done = gradrepl("doctor", "--json", "--memory-limit", "1G")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert set(report["sandbox"]) == set(LAYERS)
+    assert report["active"] == sum(layer["active"] for layer in report["sandbox"].values())
+    assert report["missing"] == [name for name, layer in report["sandbox"].items() if not layer["active"]]
+    if report["sandbox"]["memory"]["active"]:
+        assert "budget 1.0 GiB" in report["sandbox"]["memory"]["detail"]
+    table = gradrepl("doctor")
+    assert table.returncode == 0, table.stderr
+    for name, layer in report["sandbox"].items():
+        assert any(name in line and ("active" if layer["active"] else "MISSING") in line
+                   for line in table.stdout.splitlines()), name
+
+
+def test_doctor_shows_a_relaxed_layer_as_off() -> None:
+    report = json.loads(gradrepl("doctor", "--json", "--allow-network").stdout)
+    assert report["sandbox"]["network"]["active"] is False
+    assert report["off"] == ["network"] and "network" not in report["missing"]
+
+
+def test_doctor_rejects_a_bad_memory_limit_in_one_line() -> None:
+    done = gradrepl("doctor", "--memory-limit", "lots")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "gradrepl: error: --memory-limit: invalid size 'lots': use a number with an optional unit "
+        "K, M, G or T, e.g. 2G or 512M"]

@@ -193,7 +193,8 @@ def test_learner_code_behaves_the_same_under_the_mode(k):
 
 
 OPS_TABLE = [
-    "out = (a * c + 1).sum() + ((1 - a) * c).sum()",
+    "out = (a * c + 1).sum() + ((1 - a) * c).sum()",  # d/da is exactly 0
+    "out = ((1 - a) * a * c).sum()",
     "out = (2 ** a - a / 3 + 1 - c).mean()",
     "out = torch.exp(a).sum() + a.abs().sum() + a.sqrt().sum() + torch.log(a).sum()",
     "out = (a.sin() * a.cos() + a.tanh() + a.sigmoid() + torch.relu(a - 2)).sum()",

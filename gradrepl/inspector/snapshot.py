@@ -138,10 +138,12 @@ class Inspector:
         gone: list[tuple[str, int]] = []
         added: list[tuple[str, int]] = []
         for old, new in swaps:
-            before = set() if old is None else set(zip(old.names, old.ids))
+            kept = 0 if new is None else new.kept  # an unchanged prefix adds and removes nothing
+            before = set() if old is None else set(zip(old.names[kept:], old.ids[kept:]))
             if new is not None:
-                added.extend(pair for pair in zip(new.names, new.ids) if pair not in before)
-                before.difference_update(zip(new.names, new.ids))
+                after = list(zip(new.names[kept:], new.ids[kept:]))
+                added.extend(pair for pair in after if pair not in before)
+                before.difference_update(after)
             gone.extend(before)
         occurrences = self._occurrences
         for _, tensor_id in gone:
@@ -265,6 +267,7 @@ class _Group:
 
     def __init__(self, names: list[str], tensors: list) -> None:
         self.names = names
+        self.kept = 0  # leading names still naming the same objects as in the group it replaced
         self.ids = list(map(id, tensors))
         self.refs = list(map(weakref.ref, tensors))
         self.versions = _versions(tensors)
@@ -320,14 +323,16 @@ class _Group:
             and not any(map(is_not, map(call, old.refs[:shared]), tensors[:shared]))
         ):
             return range(len(self.names))
+        self.kept = shared
         hits = set(range(shared, len(self.names)))
         for mine, theirs in ((self.versions, old.versions), (self.requires_grad, old.requires_grad)):
             if mine[:shared] != theirs[:shared]:
                 hits.update(_mismatches(mine[:shared], theirs[:shared]))
-        for keys in (self.leaf_keys, self.other_keys):
-            for i, key in keys.items():
-                if i < shared and old.leaf_keys.get(i, old.other_keys.get(i)) != key:
-                    hits.add(i)
+        for mine, theirs in ((self, old), (old, self)):  # grads that appeared, changed or went
+            for keys in (mine.leaf_keys, mine.other_keys):
+                for i, key in keys.items():
+                    if i < shared and theirs.leaf_keys.get(i, theirs.other_keys.get(i)) != key:
+                        hits.add(i)
         return sorted(hits)
 
     def holds(self, names: list[str], tensors: list) -> bool:

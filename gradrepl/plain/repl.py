@@ -35,7 +35,7 @@ def is_complete(text: str) -> bool:
     if text.endswith("\n"):  # an empty line ends a block, as in the Python prompt
         return True
     try:
-        return codeop.compile_command(text, "<input>", "exec") is not None
+        return codeop.compile_command(text, "<input>", "single") is not None
     except (SyntaxError, ValueError, OverflowError):
         return True  # let the kernel report the error
 
@@ -127,15 +127,21 @@ async def repl(session: Session, prompt: PromptSession) -> int:
         print_result(result)
 
 
-def run_repl(args: argparse.Namespace) -> int:
-    from gradrepl.commands.common import kernel_options
+def build_prompt(session: Session, **io) -> PromptSession:
+    """The input line: multi-line, highlighted, with history in the user data dir."""
     from gradrepl.paths import data_dir
 
-    history = data_dir() / "history"
-    session = Session(kernel_options(args))
-    prompt = PromptSession(
+    return PromptSession(
         multiline=True, key_bindings=key_bindings(), lexer=PygmentsLexer(PythonLexer),
-        history=FileHistory(str(history)), completer=KernelCompleter(session), complete_while_typing=False)
+        history=FileHistory(str(data_dir() / "history")), completer=KernelCompleter(session),
+        complete_while_typing=False, **io)
+
+
+def run_repl(args: argparse.Namespace) -> int:
+    from gradrepl.commands.common import kernel_options
+
+    session = Session(kernel_options(args))
+    prompt = build_prompt(session)
 
     async def main() -> int:
         try:

@@ -408,6 +408,7 @@ def _leaf_check(recorder, leaf, symbols, names, rename, target, entry, tensor, n
 
 
 def _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name):
+    """What the leaf's .grad says about the derivative, in one status and (when needed) words."""
     tol = FLOAT_TOLERANCE_BY_DTYPE.get(leaf.dtype, 1e-4)
     expected = [e["expected"] for e in elements]
     if any(v is None for v in expected):
@@ -416,24 +417,26 @@ def _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name):
     if grad is None:
         return "pending", f"{leaf_name}.grad is None; {name}.backward() will make it {shown}"
     current = [e["grad"] for e in elements]
-    if not any(current):
-        if entry is None:
-            return "pending", f"{leaf_name}.grad is zero; {name}.backward() will make it {shown}"
-        return "cleared", f"{leaf_name}.grad was cleared after {name}.backward(), which gave {shown}"
     history = recorder.grad_history.get(leaf) or []
     if entry is None or entry not in history:
+        if not any(current):
+            return "pending", f"{leaf_name}.grad is zero; {name}.backward() will make it {shown}"
         added = ", ".join(f"{g + e:.6g}" for g, e in zip(current, expected))
         return "pending", (f"{leaf_name}.grad already holds gradients from other backward calls; "
                            f"{name}.backward() would add {shown} to them, giving {added}")
     if len(history) == 1:
-        agree = all(close(g, e, tol, tol) for g, e in zip(current, expected))
-        return ("agree", None) if agree else ("disagree", f"{leaf_name}.grad differs from the derivative")
+        if all(close(g, e, tol, tol) for g, e in zip(current, expected)):
+            return "agree", None
+        if not any(current):
+            return "cleared", f"{leaf_name}.grad was cleared after {name}.backward(), which gave {shown}"
+        return "disagree", f"{leaf_name}.grad differs from the derivative"
     totals = _history_totals(recorder, history, leaf, elements)
-    count = len(history)
-    words = (f"{leaf_name}.grad holds gradients accumulated over {count} backward calls since it was last "
-             f"cleared: {name} alone gives {shown}")
+    words = (f"{leaf_name}.grad holds gradients accumulated over {len(history)} backward calls since it was "
+             f"last cleared: {name} alone gives {shown}")
     if totals is None:
         return "accumulated", words + "; some of those calls were not traced"
+    if not any(current) and any(totals):
+        return "cleared", f"{leaf_name}.grad was cleared after {name}.backward(), which gave {shown}"
     agree = all(close(g, t, tol, tol) for g, t in zip(current, totals))
     words += f", the sum is {', '.join(f'{t:.6g}' for t in totals)}. Clear it (.grad = None or .zero_()) before each backward"
     return ("accumulated" if agree else "disagree"), words
