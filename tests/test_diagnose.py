@@ -126,3 +126,12 @@ def test_backward_is_restored_and_errors_pass_through(session):
             exec("x = torch.ones(2, requires_grad=True)\n(x * 2).backward()", namespace)
     assert torch.autograd.backward is real
     assert watch.notes() == []
+
+
+def test_unnamed_leaf_is_described_by_shape(session):
+    watch, inspector, namespace = session
+    code = "for _ in range(2):\n    w = torch.ones(2, requires_grad=True) if _ == 0 else w\n    (w * 3).sum().backward()"
+    with watch.during_step():
+        exec(code, namespace)
+    notes = watch.notes()  # the inspector has not seen w yet
+    assert len(notes) == 1 and "unnamed leaf of shape [2]" in notes[0] and "norm" in notes[0]

@@ -208,3 +208,31 @@ def test_load_lesson_reads_a_file(tmp_path):
     lesson = load_lesson(write(tmp_path, "one.md", GOOD))
     assert lesson.path.endswith("one.md")
     assert lesson.to_json()["questions"] == ["demo/slope", "demo/pick", "demo/make-z", "demo/last"]
+
+
+def test_the_tutor_side_imports_neither_torch_nor_sympy():
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import gradrepl.tutor.lesson, gradrepl.tutor.grading, gradrepl.tutor.player, gradrepl.tutor.lint\n"
+            "import gradrepl.commands.play, gradrepl.commands.lint, gradrepl.commands.lessons\n"
+            "print(sorted(m for m in ('torch', 'sympy') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_lessons_command_lists_the_course_as_json(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "01-demo.md").write_text(GOOD.replace("requires: [other]\n", ""), encoding="utf-8")
+    (tmp_path / "02-bad.md").write_text("no front matter\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "gradrepl.cli", "lessons", "--json", "--lessons", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0
+    rows = json.loads(done.stdout)
+    assert [(r["id"], r["title"]) for r in rows] == [("demo", "Demo: a lesson")]
+    assert rows[0]["path"].endswith("01-demo.md") and rows[0]["questions"][0] == "demo/slope"
+    assert f"{tmp_path / '02-bad.md'}:1: a lesson starts with YAML front matter" in done.stderr

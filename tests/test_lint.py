@@ -25,7 +25,7 @@ def test_the_shipped_course_is_clean():
     done = lint()
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == ""
-    assert "13 lesson(s) checked: ok" in done.stderr or "lesson(s) checked: ok" in done.stderr
+    assert f"{len(list((ROOT / 'lessons').glob('*.md')))} lesson(s) checked: ok" in done.stderr
 
 
 def test_every_kind_of_broken_lesson_is_reported_with_file_and_line(tmp_path):
@@ -50,11 +50,10 @@ def test_every_kind_of_broken_lesson_is_reported_with_file_and_line(tmp_path):
     out = done.stdout
     assert done.returncode == 1
     assert f"{pre}:6: task 't': the check already holds before the solution runs" in out
-    assert f"{own}:6: task 't': the solution does not pass its own check" in out or \
-        f"{own}:6: question 't': its own key is graded wrong" in out
+    assert f"{own}:6: task 't': the solution does not pass its own check (a == 2)" in out
     assert f"{two}:6: question 'c': 2 options match the computed key" in out
     assert f"{rand}:6: question 'r': the key changed between two runs" in out
-    assert f"{slow}:1: a step took 1.5 s (the limit is 1 s per step)" in out
+    assert f"{slow}:6: a step took 1.5 s (the limit is 1 s per step)" in out
     assert f"{cell}:7: the cell raised ZeroDivisionError" in out
     assert f"{trap}:6: question 'q': the misconception '4' is the right answer" in out
     assert f"{wrong}:6: question 'd': the solution '3*x' is not the derivative autograd computes" in out
@@ -66,7 +65,7 @@ def test_static_lint_needs_no_kernel_and_names_the_line(tmp_path):
                   "ask: x\n```\n")
     done = lint("--static", str(path))
     assert done.returncode == 1
-    assert done.stdout.strip() == f"{path}:8: python cell: syntax error: '(' was never closed"
+    assert done.stdout.strip() == f"{path}:7: python cell: syntax error: '(' was never closed"
 
 
 def test_json_report(tmp_path):

@@ -131,21 +131,16 @@ class AccumulationWatch:
         if not self._events:
             return []
         names = self.inspector.names_by_id()
-        found = []
-        for leaf, held in self._events.values():
-            name = names.get(id(leaf))
-            label = f"{name}.grad" if name else f"the .grad of a leaf of shape {list(leaf.shape)}"
-            found.append((name or "x", label, held, leaf))
+        found = [(names.get(id(leaf)), leaf, held) for leaf, held in self._events.values()]
         self._events = {}
-        if not found:
-            return []
         if len(found) == 1:
-            name, label, held, leaf = found[0]
-            now = _describe(leaf._grad)
-            return [f"{label} already held {held} before this backward, and now holds {now}: "
+            name, leaf, held = found[0]
+            grad = f"{name}.grad" if name else f"the .grad of an unnamed leaf of shape {list(leaf.shape)}"
+            zero = f"{name}.grad.zero_()" if name else "t.grad.zero_()"
+            return [f"{grad} already held {held} before this backward, and now holds {_describe(leaf._grad)}: "
                     "gradients accumulate (add up) across backward calls. "
-                    f"Zero them with {name}.grad.zero_() or optimizer.zero_grad() before each backward."]
-        labels = [label for _, label, _, _ in found]
+                    f"Zero them with {zero} or optimizer.zero_grad() before each backward."]
+        labels = [f"{name}.grad" if name else f"an unnamed leaf's .grad {list(leaf.shape)}" for name, leaf, _ in found]
         shown = ", ".join(labels[: self.MAX_NAMED])
         if len(labels) > self.MAX_NAMED:
             shown += f" and {len(labels) - self.MAX_NAMED} more"

@@ -9,6 +9,8 @@ reading one then raises, and the node says "freed by backward".
 
 from __future__ import annotations
 
+from collections import deque
+
 import torch
 
 MAX_NODES = 200  # bigger graphs are cut off and marked truncated
@@ -29,10 +31,10 @@ def graph_of(t: torch.Tensor, names: dict[int, str]) -> dict:
         graph["kind"] = "leaf" if t.requires_grad else "constant"
         return graph
     ids: dict[object, int] = {}  # node wrapper -> id; holding them keeps each wrapper unique
-    pending = [t.grad_fn]
+    pending = deque([t.grad_fn])
     ids[t.grad_fn] = 0
     while pending:
-        node = pending.pop(0)
+        node = pending.popleft()
         graph["nodes"].append(_describe(node, ids[node], names))
         for child, _ in node.next_functions:
             if child is None:
@@ -74,9 +76,11 @@ def _saved(node, names: dict[int, str]) -> list[dict]:
         entry = {"name": attribute[len("_saved_"):], "shape": None, "freed": False}
         try:
             value = getattr(node, attribute)
-        except RuntimeError:
+        except RuntimeError:  # backward released it
             entry["freed"] = True
             saved.append(entry)
+            continue
+        except Exception:  # an attribute this node cannot produce: leave it out
             continue
         if isinstance(value, torch.Tensor):
             entry["shape"] = list(value.shape)

@@ -135,16 +135,16 @@ class Inspector:
         Work is proportional to the changed groups, unless a tensor involved is
         also reachable by another name: then every name is claimed afresh.
         """
-        gone: list[tuple[str, int]] = []
-        added: list[tuple[str, int]] = []
+        before: set[tuple[str, int]] = set()  # (name, id) pairs, across groups: a move is no change
+        after: list[tuple[str, int]] = []
         for old, new in swaps:
             kept = 0 if new is None else new.kept  # an unchanged prefix adds and removes nothing
-            before = set() if old is None else set(zip(old.names[kept:], old.ids[kept:]))
+            if old is not None:
+                before.update(zip(old.names[kept:], old.ids[kept:]))
             if new is not None:
-                after = list(zip(new.names[kept:], new.ids[kept:]))
-                added.extend(pair for pair in after if pair not in before)
-                before.difference_update(after)
-            gone.extend(before)
+                after.extend(zip(new.names[kept:], new.ids[kept:]))
+        added = [pair for pair in after if pair not in before]
+        gone = before.difference(after)
         occurrences = self._occurrences
         for _, tensor_id in gone:
             occurrences[tensor_id] -= 1

@@ -23,13 +23,24 @@ PIECE = 1 << 18     # elements converted at a time for piecewise stats (2 MiB as
 
 
 def summarize(t: torch.Tensor) -> dict:
-    """Shape plus values (small) or min/max/mean/norm (big); never a full copy."""
+    """Shape plus values (small) or min/max/mean/norm (big); never a full copy.
+
+    A tensor whose values cannot be read (meta, sparse, quantized, a dtype
+    without the needed reductions, a subclass that refuses) gets its shape only.
+    """
     try:
         shape = list(t.shape)
     except RuntimeError:  # nested tensors have no single shape
         return {"shape": None}
     if t.is_meta or t.layout != torch.strided or t.is_quantized:
         return {"shape": shape}
+    try:
+        return _summarize_values(t, shape)
+    except (RuntimeError, TypeError, ValueError):
+        return {"shape": shape}
+
+
+def _summarize_values(t: torch.Tensor, shape: list[int]) -> dict:
     with torch.no_grad():
         t = t.detach()
         if t.numel() <= SMALL:

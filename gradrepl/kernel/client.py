@@ -343,7 +343,7 @@ class KernelClient:
             self._death_reason = None
             kernel.commands.write(protocol.encode(protocol.request(op, self._ids, **fields)))
             line = await asyncio.wait_for(kernel.replies.readline(), timeout)
-            if not line:
+            if not line.endswith(b"\n"):  # EOF, perhaps halfway through a reply: the kernel died
                 status = await _status_soon(kernel.exited)
                 raise KernelDied(self._death_reason or describe_exit(status))
             return protocol.decode(line)

@@ -98,6 +98,8 @@ class StepResult:
     @classmethod
     def from_payload(cls, step: int, source: str, payload: dict[str, Any]) -> "StepResult":
         error = payload.get("error")
+        if isinstance(error, str):  # a request-level failure rather than the step's own error
+            error = {"type": "KernelError", "message": error}
         return cls(
             step=step,
             source=source,

@@ -90,14 +90,10 @@ def apply(policy: Policy) -> dict[str, dict]:
     layer("limits", lambda: _file_limits(policy.memory_limit))
     nnp = layer("no_new_privs", _no_new_privs)
     if nnp:
-        writable = [policy.scratch_dir] + _existing(policy.workspace)
-        confined = layer("files", lambda: _landlock(writable, policy, report, threads))
+        report["files"], report["signals"] = _landlock(policy, threads)
     else:
-        confined = False
         report["files"] = {"active": False, "detail": "needs no_new_privs"}
-    if "signals" not in report:
-        report["signals"] = {"active": False, "detail": "needs Landlock ABI 6 (Linux 6.12)"
-                             if confined else "needs Landlock"}
+        report["signals"] = {"active": False, "detail": "needs no_new_privs"}
     layer("memory", lambda: _address_space(policy.memory_limit))
     sockets = "all" if policy.allow_network else "no-unix" if netns else "none"
     if nnp:
@@ -258,10 +254,13 @@ def _no_new_privs() -> str:
     return "no set-uid or file-capability elevation"
 
 
-def _landlock(writable: list[str], policy: Policy, report: dict, threads: int) -> str:
-    outcome = landlock.restrict(writable, deny_network=not policy.allow_network)
-    if outcome.signals_scoped:
-        report["signals"] = {"active": True, "detail": "signals only within the kernel (Landlock scope)"}
+def _landlock(policy: Policy, threads: int) -> tuple[dict, dict]:
+    """The "files" and "signals" layers: one Landlock ruleset enforces both."""
+    writable = [policy.scratch_dir] + _existing(policy.workspace)
+    try:
+        outcome = landlock.restrict(writable, deny_network=not policy.allow_network)
+    except OSError as exc:
+        return {"active": False, "detail": _reason(exc)}, {"active": False, "detail": "needs Landlock"}
     extra = []
     if outcome.tcp_denied:
         extra.append("TCP bind/connect refused")
@@ -272,7 +271,11 @@ def _landlock(writable: list[str], policy: Policy, report: dict, threads: int) -
     if threads > 1:
         extra.append(f"{threads - 1} thread(s) started before the sandbox are not confined")
     tail = "; " + ", ".join(extra) if extra else ""
-    return f"Landlock ABI {outcome.abi}: read anywhere, write only in {', '.join(outcome.writable)}{tail}"
+    files = {"active": True, "detail": f"Landlock ABI {outcome.abi}: read anywhere, write only in "
+                                       f"{', '.join(outcome.writable)}{tail}"}
+    if outcome.signals_scoped:
+        return files, {"active": True, "detail": "signals only within the kernel (Landlock scope)"}
+    return files, {"active": False, "detail": f"missing: needs Landlock ABI 6 (Linux 6.12), this one has {outcome.abi}"}
 
 
 def _human(size: int) -> str:

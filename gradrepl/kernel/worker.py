@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import ctypes
 import faulthandler
+import gc
 import io
 import linecache
 import os
@@ -29,9 +30,12 @@ from gradrepl.symbolic import ops as symbolic
 
 OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
 RESULT_CAP = 20_000   # characters of an echoed repr
+MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
 
 _libc = ctypes.CDLL(None)
+MEMORY_EXPLANATION = ("The kernel reached its memory limit (--memory-limit), so the allocation failed. "
+                      "Your variables are kept: delete big ones (del name) or make tensors smaller.")
 
 
 def fresh_namespace() -> dict:
@@ -103,6 +107,7 @@ class Kernel:
         self.executing = False
         self.stdout = CappedStream(1, "stdout")
         self.stderr = CappedStream(2, "stderr")
+        self.reserve: bytearray | None = bytearray(MEMORY_RESERVE)
 
     # -- requests -------------------------------------------------------
     def handle(self, message: dict) -> dict:
@@ -110,7 +115,25 @@ class Kernel:
         handler = getattr(self, f"op_{op}", None)
         if op not in protocol.OPS or handler is None:
             return protocol.reply(message.get("id"), ok=False, error=f"unknown op {op!r}")
-        return protocol.reply(message.get("id"), **handler(message))
+        try:
+            return protocol.reply(message.get("id"), **handler(message))
+        except MemoryError:
+            self.release_reserve()
+            return protocol.reply(message.get("id"), ok=False, notes=[], error=_error_info(
+                MemoryError("the kernel ran out of memory while answering"), "", MEMORY_EXPLANATION))
+        finally:
+            self.restore_reserve()
+
+    def release_reserve(self) -> None:
+        self.reserve = None
+        gc.collect()
+
+    def restore_reserve(self) -> None:
+        if self.reserve is None:
+            try:
+                self.reserve = bytearray(MEMORY_RESERVE)
+            except MemoryError:
+                pass  # still full: try again after the next request
 
     def op_ping(self, message: dict) -> dict:
         return {"pid": os.getpid()}
@@ -199,6 +222,9 @@ class Kernel:
             except SystemExit as exc:
                 outcome["error"] = _error_info(exc, filename, "sys.exit() ends a script, not the tutor: "
                                                "the kernel keeps running and your variables are kept.")
+            except MemoryError as exc:
+                self.release_reserve()
+                outcome["error"] = _error_info(exc, filename, MEMORY_EXPLANATION)
             except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
                 outcome["error"] = _error_info(exc, filename, explain(exc))
             finally:

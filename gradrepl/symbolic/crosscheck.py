@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numpy as np
 import sympy
 import torch
 
@@ -249,15 +248,16 @@ def check_live(namespace: dict, name: str, resolve) -> dict:
     shadow = recorder.shadow_of(tensor)
     if shadow.formula is None:
         return {**base, "problem": shadow.problem}
-    names = _leaf_names(namespace, recorder, shadow.formula)
+    elements = [shadows.to_sympy(f, recorder) for f in shadow.formula.reshape(-1).tolist()]
+    names = _leaf_names(namespace, recorder, elements)
     rename = {s: named[1] for s, named in names.items()}
-    elements = shadow.formula.reshape(-1).tolist()
     mismatch = _reproduces(elements, tensor, recorder)
     if mismatch:
         return {**base, "problem": mismatch}
     entry = _own_backward(recorder, tensor)
     scalar = tensor.numel() == 1
-    target = entry.formula if entry is not None and entry.formula is not None else sympy.Add(*elements)
+    target = shadows.to_sympy(entry.formula, recorder) if entry is not None and entry.formula is not None \
+        else sympy.Add(*elements)
     result = {
         **base,
         "formula": _show(elements[0], rename) if scalar and tensor.dim() == 0 else [_show(e, rename) for e in elements],
@@ -276,11 +276,11 @@ def check_live(namespace: dict, name: str, resolve) -> dict:
     return result
 
 
-def _leaf_names(namespace: dict, recorder, formula: np.ndarray) -> dict:
+def _leaf_names(namespace: dict, recorder, elements: list) -> dict:
     """Each leaf symbol in the formula -> (leaf tensor, display symbol like w_0_1, the leaf's name like w)."""
     leaves: dict[int, torch.Tensor] = {}
     origins = {}
-    for element in formula.reshape(-1):
+    for element in elements:
         for s in element.free_symbols:
             origin = recorder.symbols.get(s)
             leaf = origin.leaf() if origin is not None else None
@@ -369,8 +369,14 @@ def _own_backward(recorder, tensor):
 def _show(expr: sympy.Expr, rename: dict) -> str:
     """A formula as the learner reads it: their variable names, floats to 6 digits."""
     expr = expr.xreplace(rename)
-    floats = {f: sympy.Integer(int(f)) if f == int(f) else sympy.Float(f, 6) for f in expr.atoms(sympy.Float)}
+    floats = {f: _rounded(f) for f in expr.atoms(sympy.Float)}
     return str(expr.xreplace(floats)) if floats else str(expr)
+
+
+def _rounded(f: sympy.Float) -> sympy.Expr:
+    """6 significant digits; 0.99999998 (float32 noise) reads as 1."""
+    value = float(f"{float(f):.6g}")
+    return sympy.Integer(int(value)) if value.is_integer() else sympy.Float(value, 6)
 
 
 def _gradient_value(recorder, formula: sympy.Expr, symbols_of_element: list) -> float | None:
@@ -444,15 +450,18 @@ def _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name):
 
 def _history_totals(recorder, history, leaf, elements) -> list[float] | None:
     """What .grad should hold after every logged backward since it was last cleared."""
+    from gradrepl.symbolic.shadow import to_sympy
+
+    if any(entry.formula is None for entry in history):
+        return None
+    formulas = [to_sympy(entry.formula, recorder) for entry in history]
     totals = []
     for element in elements:
         total = 0.0
-        for entry in history:
-            if entry.formula is None:
-                return None
-            symbols = [s for s in entry.formula.free_symbols if s in recorder.symbols
+        for formula in formulas:
+            symbols = [s for s in formula.free_symbols if s in recorder.symbols
                        and recorder.symbols[s].leaf() is leaf and recorder.symbols[s].index == element["index"]]
-            value = _gradient_value(recorder, entry.formula, symbols)
+            value = _gradient_value(recorder, formula, symbols)
             if value is None:
                 return None
             total += value

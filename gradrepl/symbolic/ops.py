@@ -62,8 +62,12 @@ def recording():
 def check_tensor(namespace: dict, name: str, resolve) -> dict:
     """`%check NAME`: the tensor's formula, its symbolic gradient per leaf, and what .grad holds."""
     from gradrepl.symbolic.crosscheck import check_live
+    from gradrepl.symbolic.shadow import TOO_LARGE
 
-    result = check_live(namespace, name, resolve)
+    try:
+        result = check_live(namespace, name, resolve)
+    except RecursionError:  # sympy recurses per level of a formula; the shadow's caps should prevent this
+        result = {"name": name, "kind": "tensor", "problem": TOO_LARGE}
     if "error" not in result:
         result["text"] = render_check(result)
     return result

@@ -1,5 +1,6 @@
 """A symbolic shadow of small tensors: while learner code runs, every op on a
-small tensor that requires grad also builds the same formula in sympy.
+small tensor that requires grad also records the same formula, which becomes
+a sympy expression when a check asks for it.
 
 Read it as autograd done a second time, by hand:
 
@@ -9,7 +10,8 @@ Read it as autograd done a second time, by hand:
   constants, exactly as autograd sees them);
 - an op's output gets the op applied to its inputs' formulas, elementwise
   (formulas live in numpy object arrays, so broadcasting is numpy's, which
-  is torch's);
+  is torch's; each element is a small Formula tree, since building sympy
+  objects on every op would cost ~100 µs where a tree node costs ~1 µs);
 - an op we do not understand is named ("F.conv1d is not traced
   symbolically") and everything computed from it carries that reason, so a
   formula is either right or absent, never silently wrong.
@@ -32,17 +34,122 @@ from gradrepl.symbolic.expr import relu, sigmoid
 
 MAX_ELEMENTS = 16      # largest tensor that gets a formula
 MAX_CONSTANT = 4096    # largest non-grad tensor read as constants (matmul inputs may be wider)
-MAX_COST = 4000        # estimated formula size beyond which we stop: "too large to derive symbolically"
+MAX_COST = 2000        # estimated formula size beyond which we stop: "too large to derive symbolically"
+MAX_DEPTH = 150        # ops in a chain; sympy recurses per level and would hit Python's recursion limit
 TOO_LARGE = "too large to derive symbolically"
+
+
+class Formula:
+    """One element's formula as code runs: an op and its arguments (Formulas, floats or a LeafSymbol)."""
+
+    __slots__ = ("op", "args", "expr")
+
+    def __init__(self, op: str, args: tuple):
+        self.op = op
+        self.args = args
+        self.expr = None  # the sympy expression, once asked for
+
+    def __add__(self, other):
+        return Formula("+", (self, other))
+
+    def __radd__(self, other):
+        return Formula("+", (other, self))
+
+    def __sub__(self, other):
+        return Formula("-", (self, other))
+
+    def __rsub__(self, other):
+        return Formula("-", (other, self))
+
+    def __mul__(self, other):
+        return Formula("*", (self, other))
+
+    def __rmul__(self, other):
+        return Formula("*", (other, self))
+
+    def __truediv__(self, other):
+        return Formula("/", (self, other))
+
+    def __rtruediv__(self, other):
+        return Formula("/", (other, self))
+
+    def __pow__(self, other):
+        return Formula("**", (self, other))
+
+    def __rpow__(self, other):
+        return Formula("**", (other, self))
+
+    def __neg__(self):
+        return Formula("neg", (self,))
+
+    def __pos__(self):
+        return self
+
+
+def call(name: str):
+    """The elementwise op that applies the sympy function SYMPY_FUNCTIONS[name]."""
+    return lambda a: Formula(name, (a,))
+
+
+SYMPY_FUNCTIONS = {
+    "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos,
+    "tan": sympy.tan, "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan, "sinh": sympy.sinh,
+    "cosh": sympy.cosh, "tanh": sympy.tanh, "sigmoid": sigmoid, "relu": relu, "abs": sympy.Abs,
+    "log2": lambda u: sympy.log(u, 2), "log10": lambda u: sympy.log(u, 10),
+}
+_SYMPY_OPERATORS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+    "**": lambda a, b: a**b, "neg": lambda a: -a, "sum": lambda *terms: sympy.Add(*terms),
+}
+
+
+def to_sympy(value, recorder: "Recorder") -> sympy.Expr:
+    """The sympy expression of a formula element, built once per node (iteratively: chains can be long)."""
+    if not isinstance(value, Formula):
+        return _number(value)
+    stack = [value]
+    while stack:
+        node = stack[-1]
+        if node.expr is not None:
+            stack.pop()
+            continue
+        pending = [a for a in node.args if isinstance(a, Formula) and a.expr is None]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        if node.op == "leaf":
+            node.expr = recorder.symbol_of(node.args[0])
+        else:
+            args = [a.expr if isinstance(a, Formula) else _number(a) for a in node.args]
+            build = _SYMPY_OPERATORS.get(node.op) or SYMPY_FUNCTIONS[node.op]
+            node.expr = build(*args)
+    return value.expr
+
+
+def leaf_origins(formula) -> list["LeafSymbol"]:
+    """The leaf elements a formula mentions."""
+    found, seen, stack = {}, set(), [formula]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Formula) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.op == "leaf":
+            found[id(node.args[0])] = node.args[0]
+        else:
+            stack.extend(node.args)
+    return list(found.values())
 
 
 @dataclass
 class Shadow:
     """What is known of one tensor's value as a formula of leaf symbols."""
 
-    formula: np.ndarray | None          # object array of sympy expressions, the tensor's shape
+    formula: np.ndarray | None          # object array of Formula elements (or floats), the tensor's shape
     problem: str | None = None          # why there is no formula
     cost: int = 1                       # upper bound on the size of one element's formula
+    depth: int = 0                      # longest chain of ops from a leaf or constant
     version: int = 0                    # tensor._version when recorded; another value means untraced change
 
 
@@ -53,6 +160,7 @@ class LeafSymbol:
     leaf: weakref.ref
     index: tuple[int, ...]
     value: float
+    symbol: sympy.Symbol | None = None  # made when a check first needs it
 
 
 @dataclass
@@ -61,7 +169,7 @@ class Backward:
 
     root: weakref.ref
     root_version: int
-    formula: sympy.Expr | None
+    formula: Formula | None
     problem: str | None
 
 
@@ -98,7 +206,7 @@ class Recorder:
     def __init__(self):
         self.shadows = _WeakTable()                    # tensor -> Shadow
         self.leaves = _WeakTable()                     # leaf tensor -> (version, symbols array)
-        self.symbols: dict[sympy.Symbol, LeafSymbol] = {}
+        self.symbols: dict[sympy.Symbol, LeafSymbol] = {}  # filled as formulas become sympy
         self._prune_at = 1024                           # len(symbols) that triggers forgetting dead leaves
         self.grad_history = _WeakTable()               # leaf -> [Backward, ...] since .grad was last empty
         self.backwards = _WeakTable()                  # root -> its last Backward
@@ -128,22 +236,27 @@ class Recorder:
         known = self.leaves.get(leaf)
         if known is not None and known[0] == leaf._version:
             return known[1]
-        if len(self.symbols) > self._prune_at:
-            self.forget_dead_symbols()
-            self._prune_at = max(1024, 2 * len(self.symbols))
         values = leaf.detach().to(torch.float64).reshape(-1).tolist()
         ref = weakref.ref(leaf)
         symbols = []
         for flat, value in enumerate(values):
-            s = sympy.Dummy(f"leaf{flat}", real=True)
             index = tuple(int(i) for i in np.unravel_index(flat, tuple(leaf.shape))) if leaf.dim() else ()
-            self.symbols[s] = LeafSymbol(ref, index, value)
-            symbols.append(s)
+            symbols.append(Formula("leaf", (LeafSymbol(ref, index, value),)))
         array = np.empty(len(symbols), dtype=object)
         array[:] = symbols
         array = array.reshape(tuple(leaf.shape))
         self.leaves.set(leaf, (leaf._version, array))
         return array
+
+    def symbol_of(self, origin: LeafSymbol) -> sympy.Symbol:
+        """The real sympy symbol standing for one leaf element (real=True keeps derivatives simple)."""
+        if origin.symbol is None:
+            if len(self.symbols) > self._prune_at:
+                self.forget_dead_symbols()
+                self._prune_at = max(1024, 2 * len(self.symbols))
+            origin.symbol = sympy.Dummy("leaf", real=True)
+            self.symbols[origin.symbol] = origin
+        return origin.symbol
 
     def forget_dead_symbols(self) -> None:
         """Drop the symbols of leaves that no longer exist (a training loop makes new ones every step)."""
@@ -179,7 +292,7 @@ class Recorder:
                 continue
             if shadow.formula is not None and tuple(shadow.formula.shape) != tuple(o.shape):
                 shadow = Shadow(None, f"{display_name(func, name)} is not traced symbolically for these shapes")
-            if shadow.cost > MAX_COST:
+            if shadow.cost > MAX_COST or shadow.depth > MAX_DEPTH:
                 shadow = Shadow(None, TOO_LARGE)
             shadow.version = o._version
             self.shadows.set(o, shadow)
@@ -189,15 +302,14 @@ class Recorder:
         shadow = self.shadow_of(root) if root.numel() <= MAX_ELEMENTS else Shadow(None, f"{_shape_words(root)} is not traced")
         formula = None
         if shadow.formula is not None:
-            weights = np.ones(shadow.formula.shape, dtype=object) if gradient is None else _as_formula(self, gradient, root.shape)
-            formula = sympy.Add(*(np.asarray(shadow.formula * weights, dtype=object).reshape(-1).tolist()))
+            terms = shadow.formula if gradient is None else shadow.formula * _as_formula(self, gradient, root.shape)
+            formula = Formula("sum", tuple(np.asarray(terms, dtype=object).reshape(-1).tolist()))
         entry = Backward(weakref.ref(root), root._version, formula, shadow.problem)
         self.backwards.set(root, entry)
         if formula is not None:
             leaves = {}
-            for s in formula.free_symbols:
-                origin = self.symbols.get(s)
-                leaf = origin.leaf() if origin else None
+            for origin in leaf_origins(formula):
+                leaf = origin.leaf()
                 if leaf is not None:
                     leaves[id(leaf)] = leaf
             for leaf in leaves.values():
@@ -220,14 +332,11 @@ UNARY = {
     "neg": lambda a: -a, "negative": lambda a: -a, "__neg__": lambda a: -a,
     "positive": lambda a: a, "__pos__": lambda a: a, "clone": lambda a: a, "contiguous": lambda a: a,
     "float": lambda a: a, "double": lambda a: a, "to": lambda a: a, "type_as": lambda a: a, "cpu": lambda a: a,
-    "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "rsqrt": lambda a: 1 / sympy.sqrt(a),
-    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "asin": sympy.asin, "acos": sympy.acos,
-    "atan": sympy.atan, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
-    "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "sigmoid": sigmoid, "relu": relu,
-    "abs": sympy.Abs, "absolute": sympy.Abs, "__abs__": sympy.Abs,
+    **{name: call(name) for name in SYMPY_FUNCTIONS},
+    "rsqrt": lambda a: 1 / call("sqrt")(a), "arcsin": call("asin"), "arccos": call("acos"), "arctan": call("atan"),
+    "absolute": call("abs"), "__abs__": call("abs"),
     "square": lambda a: a**2, "reciprocal": lambda a: 1 / a,
-    "log1p": lambda a: sympy.log(1 + a), "expm1": lambda a: sympy.exp(a) - 1, "exp2": lambda a: 2**a,
-    "log2": lambda a: sympy.log(a, 2), "log10": lambda a: sympy.log(a, 10),
+    "log1p": lambda a: call("log")(1 + a), "expm1": lambda a: call("exp")(a) - 1, "exp2": lambda a: 2**a,
 }
 _ADD = lambda a, b: a + b  # noqa: E731
 BINARY = {
@@ -284,6 +393,15 @@ def in_place_base(name: str) -> str | None:
 
 def compute(rec: Recorder, func, name: str, args, kwargs, before: Shadow | None, outputs) -> list[Shadow]:
     """The output shadows of one op, or _Untraced naming what stopped us."""
+    used: list[Shadow] = []
+    results = _compute(rec, func, name, args, kwargs, before, outputs, used)
+    depth = 1 + max((s.depth for s in used), default=0)
+    for result in results:
+        result.depth = depth
+    return results
+
+
+def _compute(rec, func, name, args, kwargs, before, outputs, used: list[Shadow]) -> list[Shadow]:
     base = in_place_base(name) or name
     formulas: dict[int, Shadow] = {}
 
@@ -296,9 +414,10 @@ def compute(rec: Recorder, func, name: str, args, kwargs, before: Shadow | None,
                 formulas[id(arg)] = got
             if got.formula is None:
                 raise _Untraced(got.problem)
+            used.append(got)
             return got
         if isinstance(arg, (int, float)) and not isinstance(arg, bool):
-            return Shadow(np.asarray(_number(arg), dtype=object), cost=0)
+            return Shadow(np.asarray(_plain(arg), dtype=object), cost=0)
         raise _Untraced(f"{display_name(func, name)} with a {type(arg).__name__} argument is not traced symbolically")
 
     if base == "__setitem__":
@@ -314,7 +433,7 @@ def compute(rec: Recorder, func, name: str, args, kwargs, before: Shadow | None,
         result = BINARY[base](a.formula, b.formula)
         alpha = kwargs.get("alpha", args[2] if len(args) > 2 else 1)
         if alpha != 1 and base in ("add", "sub"):
-            result = BINARY[base](a.formula, b.formula * _number(alpha))
+            result = BINARY[base](a.formula, b.formula * float(alpha))
         return [Shadow(np.asarray(result, dtype=object), cost=a.cost + b.cost + 1)]
     if base in REDUCE:
         return [_reduce(base, shadow(args[0]), args[1:], kwargs)]
@@ -327,6 +446,7 @@ def compute(rec: Recorder, func, name: str, args, kwargs, before: Shadow | None,
         return [squares if reduction == "none" else _reduce(reduction, squares, (), {})]
     if base in SHAPE:
         source = before if before is not None else shadow(args[0])
+        used.append(source)
         return _moved(getattr(torch.Tensor, base, None) if before is not None else func, args, kwargs, [source], [args[0]])
     if base in SEQUENCE:
         tensors = list(args[0])
@@ -353,7 +473,7 @@ def _reduce(kind: str, a: Shadow, args, kwargs) -> Shadow:
     count = max(formula.size, 1) if axis is None else int(np.prod([formula.shape[d] for d in np.atleast_1d(axis)]))
     result = np.asarray(total, dtype=object)
     if kind == "mean":
-        result = np.asarray(result * sympy.Rational(1, count), dtype=object)
+        result = np.asarray(result / count, dtype=object)
     return Shadow(result, cost=a.cost * count + 1)
 
 
@@ -399,6 +519,12 @@ def _setitem(target: Shadow, key, value: Shadow, out: torch.Tensor) -> Shadow:
     return Shadow(result.reshape(target.formula.shape), cost=max(target.cost, value.cost))
 
 
+def _plain(value) -> int | float:
+    """A constant while recording: a Python int when it is one (3, not 3.0), else a float."""
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < 1e15 else value
+
+
 def _number(value) -> sympy.Expr:
     """A constant as it reads best: 3 rather than 3.0; other floats keep float64 precision."""
     value = float(value)
@@ -411,14 +537,14 @@ def _constants(tensor: torch.Tensor) -> np.ndarray:
     dtype = {torch.float32: np.float32, torch.float16: np.float16, torch.bfloat16: np.float32}.get(tensor.dtype)
     values = tensor.detach().reshape(-1).tolist()
     # A float32 0.1 is shown as 0.1, not 0.100000001490116: the shortest decimal that round-trips.
-    numbers = [_number(float(str(dtype(v)))) if dtype and isinstance(v, float) else _number(v) for v in values]
+    numbers = [_plain(float(str(dtype(v)))) if dtype and isinstance(v, float) else _plain(v) for v in values]
     array = np.empty(len(numbers), dtype=object)
     array[:] = numbers
     return array.reshape(tuple(tensor.shape))
 
 
 def _as_formula(rec: Recorder, gradient, shape) -> np.ndarray:
-    g = rec.shadow_of(gradient) if isinstance(gradient, torch.Tensor) else Shadow(np.asarray(_number(gradient), dtype=object))
+    g = rec.shadow_of(gradient) if isinstance(gradient, torch.Tensor) else Shadow(np.asarray(_plain(gradient), dtype=object))
     if g.formula is None:
         raise _Untraced(g.problem)
     return np.broadcast_to(g.formula, tuple(shape))

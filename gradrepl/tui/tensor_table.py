@@ -6,6 +6,7 @@ from typing import Any, Iterable
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from gradrepl.tui.cells import COLUMNS, row_cells
 from gradrepl.tui.messages import PanelUpdated
@@ -46,7 +47,7 @@ class TensorTable(DataTable):
             lit = {key for key in COLUMNS if cells[key] != old[key]} | {"name"}
             self._lit[name] = lit
             for key in lit:
-                self.update_cell(name, key, _lit(key, cells[key]), update_width=True)
+                self._patch(name, key, _lit(key, cells[key]))
         removed_names = [name for name in removed if name in self._cells]
         for name in removed_names:
             self.remove_row(name)
@@ -56,9 +57,15 @@ class TensorTable(DataTable):
             if name not in self._cells:
                 continue
             for key in keys - self._lit.get(name, set()):
-                self.update_cell(name, key, _plain(key, self._cells[name][key]))
+                self._patch(name, key, _plain(key, self._cells[name][key]))
         self.post_message(PanelUpdated(changed_names, removed_names))
         return changed_names, removed_names
+
+    def _patch(self, name: str, key: str, cell: Text) -> None:
+        # Widen a column when a cell outgrows it, never shrink one: a shrink re-measures
+        # the whole column (cost grows with the live tensors) and makes the panel jitter.
+        wider = cell.cell_len > self.columns[ColumnKey(key)].content_width
+        self.update_cell(name, key, cell, update_width=wider)
 
     @property
     def names(self) -> list[str]:

@@ -164,6 +164,8 @@ async def _state_key(question: Question, session, problems: list[str]) -> Key:
 
 
 def _key_text(described: dict) -> str:
+    if described.get("kind") == "number":
+        return show(read_key(described))  # 7, not 6.999999999999673
     if described.get("kind") == "error":
         return f"raises {described.get('type')}: {described.get('message')}"
     if described.get("kind") == "tensor" and (described.get("value") or {}).get("values") is None:

@@ -64,14 +64,18 @@ def lint_static(files: list[Path]) -> tuple[list[Lesson], list[str]]:
 
 async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_LIMIT) -> list[str]:
     """Play the lesson twice with its own keys and report what does not hold."""
-    first = await _play(lesson, session)
-    second = await _play(lesson, session)
+    first = await _play(lesson, session, seed=1)
+    second = await _play(lesson, session, seed=2)
     problems = list(first.problems)
     by_uid = {q.uid: q for q in lesson.questions}
     for uid, feedback in first.failed.items():
         question = by_uid[uid]
-        problems.append(f"{question.path}:{question.line}: question {question.id!r}: its own key is graded "
-                        f"wrong ({feedback})")
+        if question.type == "task":
+            problems.append(f"{question.path}:{question.line}: task {question.id!r}: the solution does not pass "
+                            f"its own check ({question.check})")
+        else:
+            problems.append(f"{question.path}:{question.line}: question {question.id!r}: its own key is graded "
+                            f"wrong ({feedback})")
     if not first.finished and not first.failed:
         problems.append(f"{lesson.path}:1: playback stopped before the end")
     for uid, key in first.keys.items():
@@ -82,7 +86,7 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
             problems.append(f"{question.path}:{question.line}: question {question.id!r}: the key changed between "
                             f"two runs ({key.text!r}, then {again.text!r}): seed the randomness or avoid it")
     if first.slowest_ms > time_limit * 1000:
-        problems.append(f"{lesson.path}:1: a step took {first.slowest_ms / 1000:.1f} s "
+        problems.append(f"{lesson.path}:{first.slowest_line}: a step took {first.slowest_ms / 1000:.1f} s "
                         f"(the limit is {time_limit:g} s per step)")
     for question in lesson.questions:
         if question.type == "derive":
@@ -101,8 +105,10 @@ async def lint(paths: list[str | Path], session, time_limit: float = DEFAULT_TIM
     return report
 
 
-async def _play(lesson: Lesson, session) -> Summary:
-    player = LessonPlayer(lesson, session, KeyAnswerer(), lambda event: None, auto=True, verify=True)
+async def _play(lesson: Lesson, session, seed: int) -> Summary:
+    # A different seed per run: forked kernels share one RNG state, which would hide unseeded randomness.
+    player = LessonPlayer(lesson, session, KeyAnswerer(), lambda event: None, auto=True, verify=True,
+                          prelude=f"torch.manual_seed({seed})")
     return await player.run()
 
 
@@ -149,6 +155,8 @@ async def _derive_problems(question, session) -> list[str]:
         problems.append(f"{where}: the solution {question.solution.strip()!r} is not the derivative autograd "
                         f"computes for {question.function!r}")
     reply = await session.equivalent(question.solution, question.solution)
-    if "error" in reply or not reply.get("equivalent"):
-        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply.get('error', reply)}")
+    if "error" in reply:
+        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply['error']}")
+    elif not reply.get("equivalent"):
+        problems.append(f"{where}: the symbolic engine gave no verdict on the solution ({reply})")
     return problems

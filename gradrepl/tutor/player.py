@@ -65,6 +65,7 @@ class Summary:
     problems: list[str] = field(default_factory=list)   # lesson bugs: file:line: message
     finished: bool = False
     slowest_ms: float = 0.0
+    slowest_line: int = 0                                # where the slowest step starts in the file
     keys: dict[str, Key] = field(default_factory=dict)
 
     @property
@@ -81,7 +82,7 @@ class LessonPlayer:
     """Plays one lesson in one session."""
 
     def __init__(self, lesson: Lesson, session, answerer: Answerer, emit: Callable[[Event], None],
-                 *, auto: bool = False, verify: bool = False, shuffle_seed: str = ""):
+                 *, auto: bool = False, verify: bool = False, shuffle_seed: str = "", prelude: str = ""):
         self.lesson = lesson
         self.session = session
         self.answerer = answerer
@@ -89,6 +90,7 @@ class LessonPlayer:
         self.auto = auto
         self.verify = verify  # lint: also check that a task's check fails before its solution
         self.shuffle_seed = shuffle_seed
+        self.prelude = prelude  # hidden code run after each restart (lint reseeds torch with it)
         self.summary = Summary(lesson.id)
         self._canonical = False  # does the namespace equal the lesson's own up to the current step?
 
@@ -117,12 +119,15 @@ class LessonPlayer:
     async def _rebuild(self, index: int) -> None:
         """A fresh kernel holding the lesson's namespace before step ``index``."""
         await self.session.restart()
-        self._problems(await grading.run_sources(self.session, replay_sources(self.lesson, index), self.lesson.path))
+        sources = replay_sources(self.lesson, index)
+        if self.prelude:
+            sources.insert(0, Source(self.prelude, 1))
+        self._problems(await grading.run_sources(self.session, sources, self.lesson.path))
         self._canonical = True
 
     async def _cell(self, index: int, source: str, line: int) -> None:
         result = await self.session.execute(source)
-        self._timed(result)
+        self._timed(result, line)
         self.emit({"type": "cell", "step": index, "line": line, "source": source, "result": result.to_json()})
         if result.error:
             self._problems([f"{self.lesson.path}:{line + 1}: the cell raised {result.error.type}: "
@@ -182,7 +187,7 @@ class LessonPlayer:
         await self._run_setup(question)
         key = await grading.compute_key(question, self.session, fresh=False)
         for result in key.steps:
-            self._timed(result)
+            self._timed(result, question.line)
         return key
 
     async def _run_setup(self, question: Question) -> None:
@@ -200,7 +205,7 @@ class LessonPlayer:
         if question.type == "task":
             graded = await grading.grade_task(question, str(answer), self.session, in_place=True)
             for result in graded.steps:
-                self._timed(result)
+                self._timed(result, question.line)
             # Restored means back at the task's canonical start; solved the learner's own
             # way means the namespace must be rebuilt before the next step.
             self._canonical = graded.restored or (graded.correct and self.auto)
@@ -213,7 +218,7 @@ class LessonPlayer:
                         "steps": [s.to_json() for s in key.steps]}
         if question.type == "task" and skipped:
             result = await self.session.execute(question.solution)
-            self._timed(result)
+            self._timed(result, question.line)
             event["steps"] = [result.to_json()]
             holds, why = await grading.check_holds(question, self.session)
             if not holds:
@@ -227,8 +232,9 @@ class LessonPlayer:
         random.Random(f"{self.shuffle_seed}{question.uid}").shuffle(order)
         return order
 
-    def _timed(self, result) -> None:
-        self.summary.slowest_ms = max(self.summary.slowest_ms, result.duration_ms)
+    def _timed(self, result, line: int) -> None:
+        if result.duration_ms > self.summary.slowest_ms:
+            self.summary.slowest_ms, self.summary.slowest_line = result.duration_ms, line
         if result.kernel_event:
             self._problems([f"{self.lesson.path}: the kernel was replaced: {result.kernel_event}"])
 
