@@ -50,6 +50,7 @@ def fresh(count: int, requires_grad: bool = False) -> dict:
 
 
 def main() -> None:
+    torch.set_num_threads(1)  # measure the inspector, not a thread pool waking up on a busy machine
     print(f"torch {torch.__version__}, {STEPS} steps each; ms per step() as wall median / wall p90 / CPU median")
     print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'append':>22}  {'all require grad, one add_':>26}")
     for count in (100, 1_000, 10_000):

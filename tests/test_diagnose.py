@@ -135,3 +135,13 @@ def test_unnamed_leaf_is_described_by_shape(session):
         exec(code, namespace)
     notes = watch.notes()  # the inspector has not seen w yet
     assert len(notes) == 1 and "unnamed leaf of shape [2]" in notes[0] and "norm" in notes[0]
+
+
+def test_autograd_backward_with_a_generator_and_inputs(session):
+    watch, inspector, namespace = session
+    code = ("a = torch.tensor(1.0, requires_grad=True)\nb = torch.tensor(1.0, requires_grad=True)\n"
+            "for _ in range(2):\n"
+            "    torch.autograd.backward((t for t in [a * 2 + b * 5]), inputs=(t for t in [a]))\n")
+    notes = step(watch, inspector, namespace, code)
+    assert namespace["a"].grad.item() == 4.0 and namespace["b"].grad is None  # torch behaves as without the watch
+    assert len(notes) == 1 and "a.grad already held 2.0" in notes[0]

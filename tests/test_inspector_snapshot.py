@@ -147,6 +147,14 @@ def test_recycled_id_is_not_mistaken_for_the_old_tensor(ns):
     assert names(inspector.step(ns)[0]) == ["xs[5]"]
 
 
+def test_inference_tensors_have_rows_without_a_version(ns):
+    run(ns, "with torch.inference_mode():\n    frozen = [torch.ones(2) for _ in range(3)]\nx = torch.ones(1)")
+    inspector = Inspector()
+    rows, _ = inspector.step(ns)
+    assert [row["version"] for row in rows] == [-1, -1, -1, 0]
+    assert inspector.step(ns) == ([], [])
+
+
 def test_resolve_and_names_by_id(ns):
     run(ns, "d = {'k': torch.ones(2)}")
     inspector = Inspector()
@@ -183,6 +191,11 @@ def test_big_summary_shows_statistics_without_values():
                        "norm": pytest.approx(float(torch.arange(100.0).norm()))}
     ints = summarize(torch.arange(3_000_000).reshape(1000, 3000))  # several pieces
     assert ints["min"] == 0 and ints["max"] == 2_999_999 and ints["mean"] == pytest.approx(1_499_999.5)
+    strided = summarize(torch.arange(200.0).reshape(10, 20).t()[::2])  # columns 0, 2, ... 18
+    assert strided == {"shape": [10, 10], "min": 0.0, "max": 198.0, "mean": 99.0,
+                       "norm": pytest.approx(float(torch.arange(200.0).reshape(10, 20)[:, ::2].norm()))}
+    flags = summarize(torch.arange(300) % 3 == 0)
+    assert flags["min"] is False and flags["max"] is True and flags["mean"] == pytest.approx(1 / 3)
 
 
 def test_summary_does_not_grow_the_graph():
@@ -193,6 +206,7 @@ def test_summary_does_not_grow_the_graph():
 
 MEMORY_PROBE = """
 import resource, sys, torch
+torch.set_num_threads(1)  # as in the kernel; an oversubscribed OpenMP pool only adds waiting
 from gradrepl.inspector.summary import summarize
 t = {make}
 t += 1  # touch every page
@@ -204,7 +218,7 @@ print((after - before) / 1024, t.numel() * t.element_size() / 2**20)
 
 
 @pytest.mark.parametrize("make", ["torch.zeros(30_000_000)", "torch.zeros(30_000_000, dtype=torch.int64)",
-                                  "torch.zeros(6000, 5000).t()"])
+                                  "torch.zeros(6000, 5000).t()", "torch.zeros(12000, 5000)[::2]"])
 def test_big_summary_does_not_copy_the_tensor(make):
     out = subprocess.run([sys.executable, "-c", MEMORY_PROBE.format(make=make)],
                          capture_output=True, text=True, check=True).stdout.split()

@@ -63,20 +63,27 @@ def test_input_ending_early_stops_the_lesson_with_status_1():
 
 
 def test_json_playback_reports_each_grade_and_a_summary():
-    done = play("accumulation", "--json", stdin="2\n1\n3\n4\nx.grad.zero_()\nNone\n")
+    # Options are shuffled anew for a learner, so answer by their text: three wrong ones, then the right one.
+    picks = ["Only the gradient from the second call (7)", "None, because the second call resets it",
+             "An error on the second backward()", "The sum of the gradients from both calls (7 + 7 = 14)"]
+    done = play("accumulation", "--json", stdin="\n".join(picks + ["x.grad.zero_()", "None"]) + "\n")
     log = events(done.stdout)
-    kinds = [e["type"] for e in log]
-    assert kinds[0] == "lesson" and kinds[-1] == "summary"
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [log[0]["type"], log[-1]["type"]] == ["lesson", "summary"]
     quick = next(e for e in log if e["type"] == "question" and e["id"] == "accumulation/quick-check")
-    shown = [o["text"] for o in quick["options"]]
-    grades = [e for e in log if e["type"] == "grade"]
-    # The options are shuffled; the grade follows the option the number pointed at.
-    for grade, number in zip(grades, (2, 1, 3, 4)):
-        picked = shown[number - 1]
-        assert grade["correct"] == picked.startswith("The sum of the gradients")
-        if not grade["correct"]:
-            assert grade["misconception"]
+    assert sorted(o["text"] for o in quick["options"]) == sorted(picks)
+    grades = [e for e in log if e["type"] == "grade" and e["id"] == "accumulation/quick-check"]
+    assert [g["correct"] for g in grades] == [False, False, False, True]
+    assert all(g["misconception"] for g in grades[:3])
     assert log[-1]["finished"] and log[-1]["correct"] == 3
+
+
+def test_a_shown_number_picks_the_option_shown_there():
+    from gradrepl.commands.play import _choice
+
+    order = [2, 0, 1]  # option 2 of the lesson is shown first
+    assert [_choice("1", order), _choice("2.", order), _choice("3)", order)] == [2, 0, 1]
+    assert _choice("4", order) == "4" and _choice("some text", order) == "some text"
 
 
 def test_resume_replays_the_steps_before_and_goes_on():

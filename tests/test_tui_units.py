@@ -81,3 +81,13 @@ def test_why_grad_is_none_names_the_cause():
     assert "backward() has not yet run" in why_grad_is_none(waiting)
     retained = dict(intermediate, retains_grad=True)
     assert "backward() has not yet run" in why_grad_is_none(retained)
+
+
+def test_the_tui_never_imports_torch_or_sympy():
+    import subprocess
+    import sys
+
+    code = ("import sys, gradrepl.tui.app, gradrepl.cli; "
+            "print(sorted(m for m in ('torch', 'sympy', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import codeop
+import secrets
 import sys
 from pathlib import Path
 
@@ -71,7 +72,9 @@ async def _play(lesson: Lesson, args: argparse.Namespace) -> int:
     emit = emit_json if args.json else TextView(out).show
     answerer = KeyAnswerer() if args.auto else TerminalAnswerer(out)
     async with Session(kernel_options(args)) as session:
-        player = LessonPlayer(lesson, session, answerer, emit, auto=args.auto)
+        # A learner sees the options in a new order each time; --auto keeps one order for reproducible logs.
+        seed = "" if args.auto else secrets.token_hex(4)
+        player = LessonPlayer(lesson, session, answerer, emit, auto=args.auto, shuffle_seed=seed)
         summary = await player.run(args.start)
     return 0 if (summary.ok if args.auto else summary.finished) else 1
 

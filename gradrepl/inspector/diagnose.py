@@ -112,10 +112,17 @@ class AccumulationWatch:
 
         @functools.wraps(real)
         def backward(tensors, *args, **kwargs):
-            before = _nonzero_grads(_leaves(tensors, kwargs.get("inputs")))
+            if not isinstance(tensors, torch.Tensor):
+                tensors = tuple(tensors)  # read twice: by the watch and by torch
+            if kwargs.get("inputs") is not None and not isinstance(kwargs["inputs"], torch.Tensor):
+                kwargs["inputs"] = tuple(kwargs["inputs"])
+            try:
+                before = _nonzero_grads(_leaves(tensors, kwargs.get("inputs")))
+            except Exception:  # the watch must never break the learner's backward
+                before = []
             result = real(tensors, *args, **kwargs)
             for leaf, grad, version, held in before:
-                now = leaf._grad
+                now = _grad_of(leaf)
                 if now is not None and (now is not grad or now._version != version):
                     self._events.setdefault(id(leaf), (leaf, held))
             return result
@@ -137,10 +144,12 @@ class AccumulationWatch:
             name, leaf, held = found[0]
             grad = f"{name}.grad" if name else f"the .grad of an unnamed leaf of shape {list(leaf.shape)}"
             zero = f"{name}.grad.zero_()" if name else "t.grad.zero_()"
-            return [f"{grad} already held {held} before this backward, and now holds {_describe(leaf._grad)}: "
+            now = _describe(_grad_of(leaf))
+            return [f"{grad} already held {held} before this backward, and now holds {now}: "
                     "gradients accumulate (add up) across backward calls. "
                     f"Zero them with {zero} or optimizer.zero_grad() before each backward."]
-        labels = [f"{name}.grad" if name else f"an unnamed leaf's .grad {list(leaf.shape)}" for name, leaf, _ in found]
+        labels = [f"{name}.grad" if name else f"an unnamed leaf's .grad {list(leaf.shape)}"
+                  for name, leaf, _ in found]
         shown = ", ".join(labels[: self.MAX_NAMED])
         if len(labels) > self.MAX_NAMED:
             shown += f" and {len(labels) - self.MAX_NAMED} more"
@@ -173,10 +182,15 @@ def _nonzero_grads(leaves: list[torch.Tensor]) -> list[tuple]:
     found = []
     with torch.no_grad():
         for leaf in leaves:
-            grad = leaf._grad if leaf.is_leaf or leaf.retains_grad else None
+            grad = _grad_of(leaf)
             if grad is not None and grad.layout == torch.strided and bool(grad.any()):
                 found.append((leaf, grad, grad._version, _describe(grad)))
     return found
+
+
+def _grad_of(t: torch.Tensor) -> torch.Tensor | None:
+    """t.grad without torch's warning for non-leaves that keep none."""
+    return t._grad if t.is_leaf or t.retains_grad else None
 
 
 def _describe(grad: torch.Tensor | None) -> str:

@@ -70,7 +70,8 @@ def _saved(node, names: dict[int, str]) -> list[dict]:
     """What the op kept for backward; a tensor read after backward raises: freed."""
     kind = type(node)
     if kind not in _saved_names_by_type:
-        _saved_names_by_type[kind] = [a for a in dir(kind) if a.startswith("_saved_")]
+        # *_sym_sizes/_sym_strides/_sym_numel are shape bookkeeping, not values the op kept
+        _saved_names_by_type[kind] = [a for a in dir(kind) if a.startswith("_saved_") and "_sym_" not in a]
     saved = []
     for attribute in _saved_names_by_type[kind]:
         entry = {"name": attribute[len("_saved_"):], "shape": None, "freed": False}

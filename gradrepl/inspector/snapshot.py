@@ -14,10 +14,12 @@ Bounds: containers are followed ``MAX_DEPTH`` levels below a namespace name,
 at most ``MAX_WIDTH`` elements of each are looked at, and modules are followed
 ``MAX_MODULE_DEPTH`` levels of submodules deep.
 
-What the version counter cannot see is not seen: writes through ``t.data``
-(``w.data -= ...``) and ``t.data = other`` neither bump ``t._version`` nor
-change any other cheap field, and a lone ``y.retain_grad()``; such a row is
-refreshed by the next change to its tensor or by ``table(namespace)``.
+What these cheap checks cannot see is not seen: writes through ``t.data``
+(``w.data -= ...``) and ``t.data = other`` (they bump no version counter of
+``t``), a lone ``y.retain_grad()``, and a ``.grad`` assigned by hand to a
+tensor that does not require grad (``.grad`` is read only for tensors that
+require grad or already hold one). Such a row is refreshed by the next change
+to its tensor, or by ``table(namespace)``.
 Inference tensors have no version counter; their version reads as -1.
 """
 

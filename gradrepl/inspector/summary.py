@@ -3,8 +3,10 @@
 A small tensor (at most ``SMALL`` elements) is shown in full; a big one by its
 min, max, mean and norm. Everything runs under ``torch.no_grad()`` (a reduction
 under grad mode would grow the learner's graph) and never copies a big tensor:
-floating point tensors are reduced in place, integer and bool tensors are cast
-to float64 one bounded piece at a time.
+floating point tensors are reduced where they lie (a transposed or permuted
+one through a contiguous view of the same memory, since order does not matter
+to min/max), while integer, bool and irregularly strided tensors are reduced
+one bounded piece at a time.
 
 Non-finite floats become the strings ``"nan"``, ``"inf"`` and ``"-inf"``
 (JSON has no NaN); complex numbers become strings such as ``"(1+2j)"``.
@@ -47,6 +49,7 @@ def _summarize_values(t: torch.Tensor, shape: list[int]) -> dict:
             return {"shape": shape, "values": json_safe(t.tolist()), "norm": _norm(t)}
         if t.is_complex():
             return {"shape": shape, "mean": json_safe(t.mean().item()), "norm": _norm(t)}
+        t = _memory_order(t)
         if t.is_floating_point() and t.is_contiguous():
             return {
                 "shape": shape,
@@ -79,21 +82,23 @@ def _norm(t: torch.Tensor):
 
 
 def _piecewise_stats(t: torch.Tensor) -> dict:
-    """min/max/mean/norm of an integer, bool or non-contiguous tensor with bounded extra memory.
+    """min/max/mean/norm of an integer, bool or irregularly strided tensor with bounded extra memory.
 
-    Reductions over those would first make a converted or contiguous copy of
-    the whole tensor; one piece at a time, the copy is at most PIECE elements.
+    Converting the whole tensor (or reducing a strided one, which torch does
+    on a contiguous copy) would double memory; one piece at a time, the extra
+    memory is at most PIECE float64 elements.
     """
     if t.numel() == 0:
         return {"norm": 0.0}
     low = high = None
     total = squares = 0.0
     for piece in _pieces(t):
-        piece = piece.to(torch.float64)  # at most PIECE elements: a bounded copy
-        low = piece.min().item() if low is None else min(low, piece.min().item())
-        high = piece.max().item() if high is None else max(high, piece.max().item())
-        total += piece.sum().item()
-        squares += piece.square().sum().item()
+        piece_low, piece_high = torch.aminmax(piece.to(torch.uint8) if piece.dtype == torch.bool else piece)
+        low = piece_low.item() if low is None else min(low, piece_low.item())
+        high = piece_high.item() if high is None else max(high, piece_high.item())
+        as_float = piece.to(torch.float64)  # a bounded copy
+        total += as_float.sum().item()
+        squares += torch.linalg.vector_norm(as_float).item() ** 2
     exact = bool if t.dtype == torch.bool else (float if t.is_floating_point() else int)
     return {
         "min": json_safe(exact(low)),
@@ -101,6 +106,14 @@ def _piecewise_stats(t: torch.Tensor) -> dict:
         "mean": json_safe(total / t.numel()),
         "norm": json_safe(math.sqrt(squares)),
     }
+
+
+def _memory_order(t: torch.Tensor) -> torch.Tensor:
+    """The same elements as a contiguous view when ``t`` is a permutation of one (e.g. x.t()), else ``t``."""
+    if t.is_contiguous() or t.dim() < 2:
+        return t
+    view = t.permute(sorted(range(t.dim()), key=t.stride, reverse=True))
+    return view if view.is_contiguous() else t
 
 
 def _pieces(t: torch.Tensor):

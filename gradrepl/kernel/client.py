@@ -142,6 +142,10 @@ class KernelProcess:
     started_ms: float = 0.0
 
     def kill(self) -> None:
+        """SIGKILL the kernel's whole process group and stop reading its pipes."""
+        for pipe in (self.stdout, self.stderr):
+            if pipe.task and pipe.eof:
+                pipe.task.cancel()
         for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
             try:
                 target()
@@ -287,7 +291,7 @@ class KernelClient:
                 process = await asyncio.create_subprocess_exec(
                     sys.executable, "-m", "gradrepl.kernel.worker", *map(str, theirs), nonce,
                     json.dumps(self.policy()), pass_fds=theirs, env=self.env(),
-                    stdin=asyncio.subprocess.DEVNULL)
+                    stdin=asyncio.subprocess.DEVNULL, stdout=err_w, stderr=err_w)  # start-up errors stay off the screen
                 pid = process.pid
                 exited = asyncio.get_running_loop().create_future()
                 asyncio.create_task(_resolve_wait(process, exited))

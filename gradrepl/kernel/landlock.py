@@ -30,7 +30,7 @@ _READ = READ_FILE | READ_DIR
 _WRITE_DIR = (WRITE_FILE | READ_FILE | READ_DIR | REMOVE_DIR | REMOVE_FILE | MAKE_DIR
               | MAKE_REG | MAKE_SYM | MAKE_FIFO | REFER | TRUNCATE)
 # Device files learner code (and Python) may open for writing.
-WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
 
 class _RulesetAttr(ctypes.Structure):

@@ -26,6 +26,7 @@ OPS = (
     "inspect",   # {expr}                     -> {value: {...}} description of a value
     "check",     # {name}                     -> {check: {...}} symbolic live check
     "check_expr",# {expr, point}              -> {check: {...}} expression mode
+    "equivalent",# {answer, key}              -> {result: {...}} a `derive` answer vs its key
     "reset",     # {}                         -> {} empty namespace, same process
     "ping",      # {}                         -> {pid}
     "shutdown",  # {}                         -> {} then exit

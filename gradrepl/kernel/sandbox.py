@@ -15,7 +15,9 @@ import os
 import re
 import resource
 import signal
+import socket
 import sys
+import traceback
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,7 +29,6 @@ _CLONE_NEWNET, _CLONE_NEWUSER = 0x40000000, 0x10000000
 _M_ARENA_MAX = -8
 OPEN_FILES = 1024            # RLIMIT_NOFILE: plenty for a REPL, bounded for a runaway loop
 MALLOC_ARENAS = 2            # fewer arenas keep virtual size close to real use under RLIMIT_AS
-HEADROOM = 64 << 20          # address space kept back so the kernel can still reply after a memory bomb
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(?:i?b)?|b)?", re.IGNORECASE)
@@ -103,7 +104,45 @@ def apply(policy: Policy) -> dict[str, dict]:
         report["syscalls"] = {"active": False, "detail": "needs no_new_privs"}
     if not policy.allow_network:
         report["network"] = _network_report(report["network"], netns, filtered)
+    _applied.update(policy=policy, report=report)
     return report
+
+
+_applied: dict = {}                  # the policy and report of this process, for explain()
+_PROCESS_CALLS = {"fork", "_fork_exec", "_execute_child", "execv", "execve", "execvp", "posix_spawn",
+                  "posix_spawnp", "_launch", "spawnv", "system"}
+_NETWORK_CALLS = {"connect", "create_connection", "socket", "__init__", "bind", "sendto", "getaddrinfo"}
+
+
+def explain(exc: BaseException) -> str | None:
+    """Words for an error the sandbox caused in learner code, or None if it is not one of ours."""
+    if not _applied:
+        return None
+    policy, report = _applied["policy"], _applied["report"]
+    reason = getattr(exc, "reason", None)              # urllib wraps the socket error
+    if isinstance(reason, BaseException) and reason is not exc:
+        return explain(reason)
+    network = report["network"]["active"]
+    if network and isinstance(exc, socket.gaierror):
+        return ("The tutor's kernel has no network, so host names cannot be looked up and nothing can be "
+                "downloaded (start gradrepl with --allow-network to allow it).")
+    if not isinstance(exc, PermissionError):
+        return None
+    calls = {frame.name for frame in traceback.extract_tb(exc.__traceback__)}
+    if exc.filename and report["files"]["active"]:
+        places = " or ".join([policy.scratch_dir] + ([policy.workspace] if policy.workspace else []))
+        return (f"Learner code may write files only in {places} (the current folder), so relative paths "
+                f"like 'model.pt' work; reading is allowed everywhere.")
+    if report["syscalls"]["active"] and calls & _PROCESS_CALLS:
+        return ("Learner code cannot start programs or new processes in the tutor's kernel (threads work). "
+                "For a DataLoader, use num_workers=0.")
+    if network and calls & _NETWORK_CALLS:
+        return ("The tutor's kernel has no network: connections fail at once, to any address "
+                "(start gradrepl with --allow-network to allow it).")
+    if report["syscalls"]["active"] and exc.errno == errno.EPERM and not exc.filename:
+        return ("The sandbox refused this operation: learner code cannot start programs, signal other "
+                "processes, or change the kernel's limits.")
+    return None
 
 
 def _network_report(namespace: dict, netns: bool, filtered: bool) -> dict:
@@ -117,32 +156,6 @@ def _network_report(namespace: dict, netns: bool, filtered: bool) -> dict:
         return {"active": False, "detail": "missing: sockets in the filesystem stay reachable without "
                                            "the syscall filter; " + namespace["detail"]}
     return namespace
-
-
-class Headroom:
-    """Address space held back while learner code runs, handed to the kernel afterwards.
-
-    A memory bomb kept in the namespace (``hoard = [...]``) leaves no room even for the
-    kernel's reply; releasing the headroom after each step gives it room. The block is
-    calloc'd and never touched, so it costs address space, not RAM.
-    """
-
-    def __init__(self, size: int = HEADROOM):
-        self.size = size
-        self._block: bytearray | None = None
-
-    def hold(self) -> bool:
-        """Take the headroom back before learner code runs; False if even that is not possible."""
-        if self._block is None:
-            try:
-                self._block = bytearray(self.size)
-            except MemoryError:
-                return False
-        return True
-
-    def release(self) -> None:
-        """Give the headroom to the kernel (call once learner code has finished)."""
-        self._block = None
 
 
 def _reason(exc: BaseException) -> str:
@@ -235,10 +248,9 @@ def _address_space(budget: int) -> str:
     except AttributeError:                            # not glibc
         pass
     current = _vm_size()
-    limit = current + budget + HEADROOM
+    limit = current + budget
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return (f"address space {_human(limit)} = kernel {_human(current)} + budget {_human(budget)} "
-            f"+ headroom {_human(HEADROOM)}{arenas}")
+    return f"address space {_human(limit)} = kernel {_human(current)} + budget {_human(budget)}{arenas}"
 
 
 def _vm_size() -> int:

@@ -147,6 +147,7 @@ class Kernel:
         outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         self._end_output(step, outcome["notes"])
         rows, removed = self.inspector.step(self.namespace)
+        outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
         outcome.update(tensors=rows, removed=removed)
         return outcome
 
@@ -193,7 +194,7 @@ class Kernel:
         return {"result": symbolic.equivalent(message.get("answer", ""), message.get("key", ""))}
 
     def op_reset(self, message: dict) -> dict:
-        removed = [row["name"] for row in self.inspector.table(self.namespace)]
+        removed = [row["name"] for row in self.inspector.table()]  # names only: no re-summary
         self.namespace = fresh_namespace()
         self.inspector.reset()
         return {"removed": removed}
@@ -206,7 +207,7 @@ class Kernel:
         filename = f"<step {step}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         outcome = {"result": None, "error": None, "notes": []}
-        watch = AccumulationWatch(self.inspector)
+        watch = self.watch = AccumulationWatch(self.inspector)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -230,7 +231,6 @@ class Kernel:
             finally:
                 self.executing = False
         outcome["notes"].extend(_warning_notes(caught))
-        outcome["notes"].extend(watch.notes())
         return outcome
 
     def _end_output(self, step: int, notes: list[str]) -> None:
@@ -332,8 +332,12 @@ def _prefix_length(before: str) -> int:
 
 def warm_up() -> None:
     """Import what the first step would otherwise import (sympy alone takes about a second)."""
-    from gradrepl.symbolic import crosscheck, shadow  # noqa: F401
     import jedi  # noqa: F401
+    import torch._dynamo  # noqa: F401  (optimizers and checkpointing import it on first use)
+    import torch.optim  # noqa: F401
+    import torch.utils.checkpoint  # noqa: F401
+
+    from gradrepl.symbolic import crosscheck, shadow  # noqa: F401
 
 
 def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, policy: dict) -> None:

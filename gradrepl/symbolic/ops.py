@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import math
 
-FLOAT_TOLERANCE = {"torch.float64": 1e-9, "torch.float32": 1e-4, "torch.float16": 2e-2, "torch.bfloat16": 2e-2}
 DISPLAY_LIMIT = 600  # characters of a formula shown before it is cut
 
 

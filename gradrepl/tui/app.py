@@ -66,7 +66,7 @@ class GradReplApp(App):
         super().__init__()
         self.options = options or KernelOptions()
         self.start_kernel_on_mount = start_kernel
-        self.history = history if history is not None else History(_history_path())
+        self.repl_history = history if history is not None else History(_history_path())
         self.session: Session | None = None
         self.kernel_state = "starting"
         self.details_name: str | None = None
@@ -78,7 +78,7 @@ class GradReplApp(App):
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
                 yield Static(id="hint")
-                yield CodeInput(self.history, id="input")
+                yield CodeInput(self.repl_history, id="input")
             with Vertical(id="inspector"):
                 yield TensorTable(id="tensors")
                 yield TensorDetails(id="details")
@@ -132,10 +132,11 @@ class GradReplApp(App):
 
     def submit(self, source: str) -> None:
         """Queue `source` as the next step (typed, or sent by the command palette)."""
-        if self.kernel_state != "idle" or not self._steps.empty():
-            self.post_message(StepQueued(source))
+        waits = self.kernel_state != "idle" or not self._steps.empty()
         self._steps.put_nowait(source)
-        self._update_queue_count(self._steps.qsize())
+        if waits:
+            self.post_message(StepQueued(source))
+            self._update_queue_count(self._steps.qsize())
 
     @work(group="control", exit_on_error=False)
     async def interrupt_step(self) -> None:
@@ -192,7 +193,9 @@ class GradReplApp(App):
     @on(KernelFailed)
     def _kernel_failed(self, message: KernelFailed) -> None:
         self.query_one(StatusBar).set_state("failed")
-        self.query_one(ConsoleLog).write_notice(f"The kernel could not start: {message.reason}", "bold red")
+        self.query_one(ConsoleLog).write_notice(
+            f"The kernel could not start: {message.reason}\n"
+            "Quit with Ctrl+Q and run `gradrepl doctor` to see what is missing.", "bold red")
 
     @on(InputSubmitted)
     def _input_submitted(self, message: InputSubmitted) -> None:

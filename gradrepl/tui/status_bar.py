@@ -47,9 +47,10 @@ class StatusBar(Static):
 
     def set_sandbox(self, sandbox: dict[str, dict[str, Any]]) -> None:
         self.sandbox = sandbox
-        self.tooltip = "\n".join(
+        # Text, not a str: Textual would read a str tooltip as markup.
+        self.tooltip = Text("\n".join(
             f"{'✓' if layer.get('active') else '✗'} {name}: {layer.get('detail', '')}" for name, layer in sandbox.items()
-        ) or None
+        )) if sandbox else None
         self.refresh_text()
 
     def refresh_text(self) -> None:

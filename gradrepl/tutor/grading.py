@@ -90,14 +90,13 @@ async def compute_key(question: Question, session, fresh: bool = True) -> Key:
     knows the namespace is already the lesson's (the player) passes False, and
     then the question's setup is its own job.
     """
-    problems = await prepare(question, session) if fresh else []
+    # Keys the author wrote or the kernel checks on demand need no namespace.
     if question.type == "choice" and not question.ask:
         index = next(i for i, o in enumerate(question.options) if o.correct)
-        return Key(question.uid, question.options[index].text, correct_options=[index], problems=problems)
-    if question.type == "task":
-        return Key(question.uid, question.solution.strip(), problems=problems)
-    if question.type == "derive":
-        return Key(question.uid, question.solution.strip(), problems=problems)
+        return Key(question.uid, question.options[index].text, correct_options=[index])
+    if question.type in ("task", "derive"):
+        return Key(question.uid, question.solution.strip())
+    problems = await prepare(question, session) if fresh else []
     steps = []
     error = None
     if question.code:

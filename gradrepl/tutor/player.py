@@ -171,7 +171,7 @@ class LessonPlayer:
                 return True
             graded = await self._grade(question, reply.value, key)
             self.emit({"type": "grade", "id": question.uid, "attempt": attempt, "answer": reply.value,
-                       **graded.to_json(), "steps": [s.to_json() for s in graded.steps]})
+                       "hinted": hints > 0, **graded.to_json(), "steps": [s.to_json() for s in graded.steps]})
             if graded.correct:
                 self.summary.correct += 1
                 await self._reveal(question, key, skipped=False)
