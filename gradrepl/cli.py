@@ -18,6 +18,7 @@ COMMANDS = (
     "lessons",
     "play",
     "lint",
+    "learn",
     "quiz",
     "stats",
     "doctor",

@@ -7,9 +7,14 @@ what happened in words, and the history keeps everything typed before the fault.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -274,3 +279,46 @@ async def test_write_outside_scratch_fails_and_leaves_no_file(session, tmp_path:
     saved = await session.execute("torch.save(torch.arange(3), 'model.pt')\ntorch.load('model.pt').tolist()")
     assert saved.result == "[0, 1, 2]", saved
     await assert_recovers(session, attempt)
+
+
+# --- the frontend dies ---------------------------------------------------------------------
+
+FRONTEND = textwrap.dedent("""
+    import asyncio, json
+    from gradrepl.session import Session
+
+    async def main():
+        session = Session()
+        await session.start()
+        await session.execute("x = 1")
+        print(json.dumps({"kernel": session.kernel_info["pid"]}), flush=True)
+        await session.execute("while True:\\n    pass")     # busy: it will not notice its pipes close
+
+    asyncio.run(main())
+""")
+
+
+def test_busy_kernel_does_not_outlive_a_killed_frontend():
+    frontend = subprocess.Popen([sys.executable, "-c", FRONTEND], stdout=subprocess.PIPE, text=True,
+                                cwd=Path(__file__).resolve().parents[1])
+    try:
+        kernel = json.loads(frontend.stdout.readline())["kernel"]
+        time.sleep(0.5)
+    finally:
+        frontend.kill()
+        frontend.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _running(kernel):
+        time.sleep(0.05)
+    still = _running(kernel)
+    if still:
+        os.kill(kernel, signal.SIGKILL)
+    assert not still, "the kernel kept running after its frontend was killed"
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")

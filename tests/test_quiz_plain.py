@@ -143,7 +143,8 @@ async def test_a_scripted_quiz_grades_in_the_kernel_and_stores_every_answer(cour
     assert "The answer: yes" in out
     assert "is_leaf is False" in out
     assert "Score: 1/3 right (1 after a hint)." in out
-    reviews = {r.question_id: r for r in ProgressStore.open().reviews()}
+    with ProgressStore.open() as other_process_view:
+        reviews = {r.question_id: r for r in other_process_view.reviews()}
     assert {uid: (r.correct, r.hinted, r.rating) for uid, r in reviews.items()} == {
         "quizcheck/square": (True, True, Rating.Hard),
         "quizcheck/leaf": (False, False, Rating.Again),

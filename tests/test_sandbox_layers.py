@@ -464,3 +464,35 @@ def test_doctor_rejects_a_bad_memory_limit_in_one_line() -> None:
     assert done.stderr.strip().splitlines() == [
         "gradrepl: error: --memory-limit: invalid size 'lots': use a number with an optional unit "
         "K, M, G or T, e.g. 2G or 512M"]
+
+
+# --- words for the learner -----------------------------------------------------------------
+
+def test_each_refusal_is_explained_in_words(policy: Policy, dirs: dict[str, Path], tcp_listener) -> None:
+    def probe() -> dict:
+        def words(action: Callable[[], Any]) -> str | None:
+            try:
+                action()
+            except BaseException as exc:  # noqa: BLE001 - any refusal is explained, or not
+                return sandbox.explain(exc)
+            return "no error"
+        return {
+            "file": words(lambda: open(os.path.join(str(dirs["outside"]), "x.txt"), "w")),
+            "fork": words(lambda: os.fork()),
+            "program": words(lambda: subprocess.run(["ls"])),
+            "connect": words(lambda: socket.create_connection(tcp_listener, timeout=5)),
+            "dns": words(lambda: socket.getaddrinfo("example.com", 80)),
+            "signal": words(lambda: os.kill(1, signal.SIGTERM)),
+            "not_ours": words(lambda: 1 / 0),
+        }
+
+    report, probe = run_sandboxed(policy, probe, needs="syscalls")
+    require(report, "syscalls")
+    assert probe["fork"].startswith("Learner code cannot start programs")
+    assert probe["program"].startswith("Learner code cannot start programs")
+    assert "signal other processes" in probe["signal"]
+    assert probe["not_ours"] is None
+    if report["files"]["active"]:
+        assert policy.scratch_dir in probe["file"]
+    if report["network"]["active"]:
+        assert "no network" in probe["connect"] and "no network" in probe["dns"]

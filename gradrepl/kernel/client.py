@@ -223,6 +223,14 @@ class Zygote:
         return pid, self.exits.setdefault(pid, asyncio.get_running_loop().create_future())
 
     async def close(self) -> None:
+        # Stop reading before closing: a pending read on a closed fd leaves the event
+        # loop watching a number that the next open file will reuse.
+        if self.reader_task:
+            self.reader_task.cancel()
+            try:
+                await self.reader_task
+            except BaseException:
+                pass
         if self.sock:
             self.sock.close()
         if self.process and self.process.returncode is None:
@@ -230,8 +238,6 @@ class Zygote:
                 await asyncio.wait_for(self.process.wait(), 2)
             except asyncio.TimeoutError:
                 self.process.kill()
-        if self.reader_task:
-            self.reader_task.cancel()
 
 
 class KernelClient:

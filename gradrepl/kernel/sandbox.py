@@ -109,9 +109,9 @@ def apply(policy: Policy) -> dict[str, dict]:
 
 
 _applied: dict = {}                  # the policy and report of this process, for explain()
-_PROCESS_CALLS = {"fork", "_fork_exec", "_execute_child", "execv", "execve", "execvp", "posix_spawn",
-                  "posix_spawnp", "_launch", "spawnv", "system"}
-_NETWORK_CALLS = {"connect", "create_connection", "socket", "__init__", "bind", "sendto", "getaddrinfo"}
+# Words in the failing frames (file, function, line) that tell which layer refused.
+_PROCESS_WORDS = ("fork", "exec", "spawn", "subprocess", "popen", "system(", "multiprocessing", "dataloader")
+_NETWORK_WORDS = ("socket", "connect", "urlopen", "http", "requests")
 
 
 def explain(exc: BaseException) -> str | None:
@@ -128,15 +128,16 @@ def explain(exc: BaseException) -> str | None:
                 "downloaded (start gradrepl with --allow-network to allow it).")
     if not isinstance(exc, PermissionError):
         return None
-    calls = {frame.name for frame in traceback.extract_tb(exc.__traceback__)}
     if exc.filename and report["files"]["active"]:
         places = " or ".join([policy.scratch_dir] + ([policy.workspace] if policy.workspace else []))
         return (f"Learner code may write files only in {places} (the current folder), so relative paths "
                 f"like 'model.pt' work; reading is allowed everywhere.")
-    if report["syscalls"]["active"] and calls & _PROCESS_CALLS:
+    frames = traceback.extract_tb(exc.__traceback__)
+    text = " ".join(f"{frame.filename} {frame.name} {frame.line}" for frame in frames).lower()
+    if report["syscalls"]["active"] and any(word in text for word in _PROCESS_WORDS):
         return ("Learner code cannot start programs or new processes in the tutor's kernel (threads work). "
                 "For a DataLoader, use num_workers=0.")
-    if network and calls & _NETWORK_CALLS:
+    if network and any(word in text for word in _NETWORK_WORDS):
         return ("The tutor's kernel has no network: connections fail at once, to any address "
                 "(start gradrepl with --allow-network to allow it).")
     if report["syscalls"]["active"] and exc.errno == errno.EPERM and not exc.filename:

@@ -227,7 +227,7 @@ class Kernel:
                 self.release_reserve()
                 outcome["error"] = _error_info(exc, filename, MEMORY_EXPLANATION)
             except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
-                outcome["error"] = _error_info(exc, filename, explain(exc))
+                outcome["error"] = _error_info(exc, filename, explain(exc) or sandbox.explain(exc))
             finally:
                 self.executing = False
         outcome["notes"].extend(_warning_notes(caught))

@@ -79,6 +79,8 @@ def _fork_kernel(sock: socket.socket, request: dict, fds: list[int], *own_fds: i
     threads = _thread_count()
     if threads != 1:
         _send(sock, {"event": "error", "error": f"zygote has {threads} threads; forking is unsafe"})
+        for fd in fds:
+            os.close(fd)  # else the kernel's pipes never reach EOF when it dies
         return
     sys.stdout.flush()
     sys.stderr.flush()

@@ -93,9 +93,17 @@ async def _read_answer(run: QuizRun, question: Question, reader: Reader, say):
         for name in question.fields:
             fields[name] = await _read_line(run, reader, say, f"  {STATE_LABELS[name]}> ")
         return fields
-    prompt = "answer (number)> " if question.type == "choice" else "code> " if question.type == "task" else "answer> "
-    typed = await _read_line(run, reader, say, prompt)
-    return read_choice(question, typed) if question.type == "choice" else typed
+    if question.type == "choice":
+        while True:
+            choice = read_choice(question, await _read_line(run, reader, say, "answer (number)> "))
+            if isinstance(choice, int) or _is_option_text(question, choice):
+                return choice
+            say(f"Type a number from 1 to {len(question.options)}.")  # a typo is not a wrong answer
+    return await _read_line(run, reader, say, "code> " if question.type == "task" else "answer> ")
+
+
+def _is_option_text(question: Question, typed: str) -> bool:
+    return any(" ".join(o.text.split()).lower() == " ".join(typed.split()).lower() for o in question.options)
 
 
 async def _read_line(run: QuizRun, reader: Reader, say, prompt: str) -> str:

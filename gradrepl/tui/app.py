@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -24,6 +25,7 @@ from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.console_log import ConsoleLog
 from gradrepl.tui.details import TensorDetails
 from gradrepl.tui.history import History
+from gradrepl.tui.lesson_pane import LessonPane
 from gradrepl.tui.messages import (
     CompletionRequested,
     DetailsLoaded,
@@ -58,23 +60,29 @@ class GradReplApp(App):
         Binding("ctrl+k", "kill", "Kill kernel", priority=True, id="kill"),
         Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
         Binding("escape", "close_details", "Close details", id="close_details"),
+        Binding("ctrl+n", "lesson_next", "Next step", id="lesson_next"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
     ]
 
     def __init__(self, options: KernelOptions | None = None, *, start_kernel: bool = True,
-                 history: History | None = None) -> None:
+                 history: History | None = None, learn: bool = False, lesson_id: str | None = None,
+                 lessons_dir: str | None = None) -> None:
         super().__init__()
+        # `gradrepl learn [ID]`: the lesson pane beside the console (lesson_pane.py).
+        self.learn = (lesson_id, lessons_dir) if learn else None
         self.options = options or KernelOptions()
         self.start_kernel_on_mount = start_kernel
         self.repl_history = history if history is not None else History(_history_path())
         self.session: Session | None = None
         self.kernel_state = "starting"
         self.details_name: str | None = None
-        self._steps: asyncio.Queue[str] = asyncio.Queue()
+        self._steps: asyncio.Queue[str | Callable[[Session], Awaitable[None]]] = asyncio.Queue()
         self._kernel_ready_event = asyncio.Event()
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="main"):
+        with Horizontal(id="main", classes="-learn" if self.learn else None):
+            if self.learn:
+                yield LessonPane(*self.learn)
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
                 yield Static(id="hint")
@@ -87,7 +95,8 @@ class GradReplApp(App):
 
     def on_mount(self) -> None:
         self.query_one(ConsoleLog).write_notice(WELCOME)
-        self.query_one(CodeInput).focus()
+        if not self.learn:
+            self.query_one(CodeInput).focus()
         self.query_one("#inspector").border_title = "tensors"
         self.query_one("#console").border_title = "console"
         self._busy_timer = self.set_interval(0.1, self._tick, pause=True)
@@ -122,6 +131,12 @@ class GradReplApp(App):
         while True:
             source = await self._steps.get()
             await self._kernel_ready_event.wait()
+            if callable(source):  # a lesson job (submit_job): lesson code between typed steps
+                try:
+                    await source(self.session)
+                except Exception as exc:
+                    self.post_message(StepFailed("<lesson>", f"{type(exc).__name__}: {exc}"))
+                continue
             self.post_message(StepStarted(source))
             try:
                 result = await self.session.execute(source)
@@ -137,6 +152,10 @@ class GradReplApp(App):
         if waits:
             self.post_message(StepQueued(source))
             self._update_queue_count(self._steps.qsize())
+
+    def submit_job(self, job: Callable[[Session], Awaitable[None]]) -> None:
+        """Queue `job(session)` behind the typed steps: the lesson pane's way into the kernel."""
+        self._steps.put_nowait(job)
 
     @work(group="control", exit_on_error=False)
     async def interrupt_step(self) -> None:
@@ -273,6 +292,23 @@ class GradReplApp(App):
         self._drop_queued()
         self.kill_kernel()
 
+    async def open_lessons(self) -> None:
+        """The lesson pane beside the console (the palette's "lesson: open"); its picker if already open."""
+        panes = self.query(LessonPane)
+        if panes:
+            panes.first().show_picker()
+            return
+        self.learn = (None, None)
+        await self.query_one("#main").mount(LessonPane(), before="#console")
+        self.query_one("#main").add_class("-learn")
+
+    def action_lesson_next(self) -> None:
+        for pane in self.query(LessonPane):
+            pane.advance()
+
+    def focus_input(self) -> None:
+        self.query_one(CodeInput).focus()
+
     def action_toggle_focus(self) -> None:
         table = self.query_one(TensorTable)
         target = self.query_one(CodeInput) if table.has_focus else table
@@ -284,6 +320,8 @@ class GradReplApp(App):
             return self.kernel_state == "busy"
         if action == "close_details":
             return self.details_name is not None
+        if action == "lesson_next":
+            return any(pane.can_advance() for pane in self.query(LessonPane))
         return True
 
     def tensor_names(self) -> list[str]:
@@ -306,9 +344,15 @@ class GradReplApp(App):
 
     def _drop_queued(self) -> int:
         dropped = 0
+        jobs = []
         while not self._steps.empty():
-            self._steps.get_nowait()
-            dropped += 1
+            item = self._steps.get_nowait()
+            if callable(item):
+                jobs.append(item)  # the lesson's own work is kept: the pane waits for it
+            else:
+                dropped += 1
+        for job in jobs:
+            self._steps.put_nowait(job)
         self._update_queue_count(0)
         return dropped
 

@@ -25,8 +25,7 @@ class GradReplCommands(Provider):
         ]
         for name in app.tensor_names():
             commands.append((f"graph: {name}", partial(app.show_details, name), f"Show the autograd graph of {name}"))
-        if app.can_run_subcommand("learn"):
-            commands.append(("lesson: open", partial(app.run_subcommand, "learn"), "Leave the REPL for the lessons"))
+        commands.append(("lesson: open", app.open_lessons, "The course beside the console, with your progress"))
         if app.can_run_subcommand("quiz"):
             commands.append(("quiz: start", partial(app.run_subcommand, "quiz"), "Review questions that are due"))
         commands.append(("theme: change", app.action_change_theme, "Pick a colour theme"))

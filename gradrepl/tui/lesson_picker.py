@@ -1,0 +1,48 @@
+"""The course as a list to pick from: each lesson with its progress, broken files with their line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from gradrepl.tutor.lesson import Course, Lesson
+from gradrepl.tutor.progress import LessonProgress
+
+
+def progress_words(lesson: Lesson, progress: LessonProgress | None) -> tuple[str, str, str]:
+    """(mark, words, style) for one lesson's progress."""
+    if progress is None or (progress.current_step == 0 and not progress.finished):
+        return "○", "not started", "dim"
+    last = len(lesson.steps) - 1
+    if last in progress.finished:
+        return "✓", "done", "green"
+    return "◐", f"step {progress.current_step + 1} of {len(lesson.steps)}", "yellow"
+
+
+class LessonPicker(OptionList):
+    """One option per lesson (its id is the lesson id); files that did not load are listed, disabled."""
+
+    def show_course(self, course: Course, progress: dict[str, LessonProgress]) -> None:
+        self.clear_options()
+        options: list[Option] = []
+        for n, lesson in enumerate(course.lessons, 1):
+            mark, words, style = progress_words(lesson, progress.get(lesson.id))
+            prompt = Text.assemble((f"{mark} ", style), (f"{n:>2}. ", "dim"), (lesson.title, "bold"),
+                                   (f"  {words}", style))
+            if lesson.summary:
+                prompt.append(f"\n      {lesson.summary}", style="dim")
+            options.append(Option(prompt, id=lesson.id))
+        by_file: dict[str, list[str]] = {}
+        for problem in course.problems:
+            by_file.setdefault(problem.path, []).append(str(problem))
+        for path, problems in by_file.items():
+            prompt = Text.assemble(("✕ ", "bold red"), (Path(path).name, "bold red"), ("  not loaded", "red"))
+            for problem in problems:
+                prompt.append(f"\n      {problem}", style="red")
+            options.append(Option(prompt, id=f"broken:{path}", disabled=True))
+        self.add_options(options)
+        if course.lessons:
+            self.highlighted = 0

@@ -1,0 +1,206 @@
+"""One lesson question in the pane: prompt, the inputs its type needs, hint/skip/answer, feedback.
+
+It only renders and collects: answers leave as a `QuestionCard.Action` message,
+grades come back through `show_grade`; the lesson engine decides everything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Button, Input, Label, Markdown, RadioButton, RadioSet, Static
+
+from gradrepl.tutor.grading import STATE_LABELS, Grade
+from gradrepl.tutor.lesson import Question
+
+PLACEHOLDERS = {
+    "predict": "a value: 7, tensor([1., 2.]), None, (2, 3), raises RuntimeError",
+    "numeric": "a number",
+    "derive": "a formula, e.g. 2*x + 3",
+}
+TYPE_WORDS = {
+    "choice": "choose one", "predict": "predict the value", "predict_state": "predict the state",
+    "task": "task", "derive": "derive", "numeric": "a number",
+}
+
+
+def fenced(code: str) -> str:
+    """Code as a Markdown python block (a longer fence if the code holds backticks)."""
+    fence = "```"
+    while fence in code:
+        fence += "`"
+    return f"{fence}python\n{code.rstrip()}\n{fence}"
+
+
+class QuestionCard(Vertical):
+    """A question as the learner sees it; `order` is the shuffled option order."""
+
+    @dataclass
+    class Action(Message):
+        """The learner pressed Answer/Check (with `answer`), Hint or Skip."""
+
+        card: QuestionCard
+        kind: str  # "answer" | "check" | "hint" | "skip"
+        answer: Any = None
+
+    def __init__(self, question: Question, order: list[int], *, skippable: bool, done: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(classes="question", **kwargs)
+        self.question = question
+        self.order = order
+        self.skippable = skippable
+        self.done = done
+        self._feedback = Text()
+
+    def compose(self) -> ComposeResult:
+        question = self.question
+        yield Static(Text(f"? {TYPE_WORDS[question.type]}", style="bold"), classes="question-kind")
+        yield Markdown(question.prompt, classes="question-prompt")
+        if question.code:
+            yield Markdown(fenced(question.code), classes="question-code")
+        if question.type == "choice":
+            # Content, not markup: option text such as `x[0]` must read as written.
+            yield RadioSet(*(RadioButton(Content(question.options[i].text), id=f"option-{i}") for i in self.order),
+                           classes="question-options")
+        elif question.type == "predict_state":
+            for name in question.fields:
+                with Horizontal(classes="state-field"):
+                    yield Label(f"{question.ask}.{name}" if name != "grad" else f"{question.ask}.grad",
+                                classes="state-label")
+                    yield Input(placeholder=_field_placeholder(name), id=f"field-{name}", classes="answer-input")
+        elif question.type == "task":
+            yield Static(Text("Type code in the console until the check holds, then press Check. "
+                              "You are graded on the state, not on the text.", style="italic"),
+                         classes="task-help")
+        else:
+            yield Input(placeholder=PLACEHOLDERS[question.type], id="answer", classes="answer-input")
+            if question.type == "numeric" and question.tolerance is not None:
+                yield Static(Text(f"within ±{question.tolerance:g}", style="dim"))
+        with Horizontal(classes="question-buttons"):
+            yield Button("Check" if question.type == "task" else "Answer", id="answer-button", variant="primary",
+                         compact=True)
+            yield Button("Hint", id="hint-button", compact=True, disabled=not question.hints)
+            if self.skippable:
+                yield Button("Skip", id="skip-button", compact=True)
+        yield Static(id="hints", classes="question-hints")
+        yield Static(id="feedback", classes="question-feedback")
+
+    def on_mount(self) -> None:
+        if self.done:
+            self.finish(Text("✓ done earlier", style="green"))
+
+    # -- what the learner does ------------------------------------------------
+    @on(Button.Pressed, "#answer-button")
+    def _answer_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self._send_answer()
+
+    @on(Input.Submitted, ".answer-input")
+    def _input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        inputs = list(self.query(".answer-input").results(Input))
+        index = inputs.index(event.input)
+        if index + 1 < len(inputs):
+            inputs[index + 1].focus()  # predict_state: Enter moves to the next field
+        else:
+            self._send_answer()
+
+    @on(Button.Pressed, "#hint-button")
+    def _hint_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.post_message(self.Action(self, "hint"))
+
+    @on(Button.Pressed, "#skip-button")
+    def _skip_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.post_message(self.Action(self, "skip"))
+
+    def _send_answer(self) -> None:
+        if self.done:
+            return
+        answer = self.answer()
+        if answer is None:
+            self.show_feedback(Text("Pick an option first.", style="yellow"))
+            return
+        self.post_message(self.Action(self, "check" if self.question.type == "task" else "answer", answer))
+
+    def answer(self) -> Any:
+        """What the learner gave, in the form grading.grade takes; None if nothing yet."""
+        question = self.question
+        if question.type == "choice":
+            pressed = self.query_one(RadioSet).pressed_button
+            return int(pressed.id.removeprefix("option-")) if pressed is not None and pressed.id else None
+        if question.type == "predict_state":
+            return {name: self.query_one(f"#field-{name}", Input).value for name in question.fields}
+        if question.type == "task":
+            return ""
+        return self.query_one("#answer", Input).value
+
+    def focus_answer(self) -> None:
+        """Put the cursor where the answer goes."""
+        targets = list(self.query(".answer-input")) or list(self.query(RadioSet))
+        if targets:
+            targets[0].focus()
+
+    # -- what the engine says ---------------------------------------------------
+    def show_hints(self, hints: list[str]) -> None:
+        text = Text()
+        for n, hint in enumerate(hints, 1):
+            text.append(f"hint {n}: ", style="bold cyan").append(hint + "\n", style="cyan")
+        self.query_one("#hints", Static).update(text.rstrip() or "")
+        self.query_one("#hint-button", Button).disabled = len(hints) >= len(self.question.hints)
+
+    def show_grade(self, grade: Grade) -> None:
+        """Right or wrong, in words; for predict_state a mark per field."""
+        text = Text()
+        text.append("✓ " if grade.correct else "✗ ", style="bold green" if grade.correct else "bold red")
+        text.append(grade.feedback)
+        if grade.fields:
+            marks = "  ".join(f"{'✓' if ok else '✗'} {STATE_LABELS[name]}" for name, ok in grade.fields.items())
+            text.append("\n" + marks, style="dim")
+        self.show_feedback(text)
+
+    def show_feedback(self, text: Text) -> None:
+        self._feedback = text
+        self.query_one("#feedback", Static).update(text)
+
+    def show_waiting(self, words: str) -> None:
+        self.show_feedback(Text(f"… {words}", style="dim italic"))
+
+    def finish(self, summary: Text) -> None:
+        """The question is answered or skipped: freeze it and say what the answer was."""
+        self.done = True
+        self.add_class("-done")
+        for widget in self.query(".answer-input, RadioSet, Button"):
+            widget.disabled = True
+        text = Text()
+        if self._feedback.plain.strip() and not self._feedback.plain.startswith("…"):
+            text.append_text(self._feedback).append("\n")
+        text.append_text(summary)
+        self.show_feedback(text)
+
+
+def answer_summary(question: Question, expected: str, skipped: bool) -> Text:
+    """The line shown under a finished question."""
+    text = Text()
+    if skipped:
+        text.append("skipped · ", style="yellow")
+    if question.type == "task":
+        text.append("solution:\n", style="bold")
+        text.append(expected.rstrip(), style="green")
+    else:
+        text.append("answer: ", style="bold").append(expected, style="green")
+    return text
+
+
+def _field_placeholder(name: str) -> str:
+    return {"requires_grad": "True / False", "is_leaf": "True / False", "retains_grad": "True / False",
+            "grad_fn": "None or e.g. MulBackward0", "grad": "None or a value",
+            "dtype": "e.g. torch.float32", "shape": "e.g. (2, 3)"}[name]
