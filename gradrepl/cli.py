@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from gradrepl import __version__
@@ -60,20 +61,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `gradrepl lessons | head`: the reader left, which is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _interactive(args: argparse.Namespace) -> int:
-    if args.plain or not _has_tui():
+    if args.plain:
         from gradrepl.plain.repl import run_repl
 
         return run_repl(args)
     from gradrepl.tui.app import run_app
 
     return run_app(args)
-
-
-def _has_tui() -> bool:
-    return importlib.util.find_spec("gradrepl.tui.app") is not None
 
 
 if __name__ == "__main__":

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import time
 
 import pytest
 from textual.message import Message
 
+from gradrepl.session import Session
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.code_input import CodeInput
 from gradrepl.tui.console_log import ConsoleLog
@@ -104,13 +107,25 @@ async def test_errors_show_their_explanation_and_keep_the_session(history):
         assert recorder.of(StepFinished)[2].result.result == "torch.Size([2])"
 
 
-async def test_input_typed_while_warming_up_runs_when_ready(history):
+async def test_input_typed_while_warming_up_runs_when_ready(history, monkeypatch):
+    # Hold the real kernel's start until the typing is done: a warm machine imports torch
+    # faster than Pilot types forty keys.
+    gate = asyncio.Event()
+    real_start = Session.start
+
+    async def gated_start(self):
+        await gate.wait()
+        await real_start(self)
+
+    monkeypatch.setattr(Session, "start", gated_start)
     recorder = Recorder()
     app = GradReplApp(history=history)
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         assert app.kernel_state == "starting"  # the first frame is up before torch is
         await type_and_run(pilot, "w = torch.zeros(3, requires_grad=True)")
+        await pilot.pause()  # let the app handle the submitted input
         assert [m.source for m in recorder.of(StepQueued)] == ["w = torch.zeros(3, requires_grad=True)"]
+        gate.set()
         await until(pilot, lambda: recorder.of(StepFinished), "the queued step")
         assert app.query_one(TensorTable).names == ["w"]
 

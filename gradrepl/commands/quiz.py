@@ -2,7 +2,8 @@
 
 Due questions first (the ones you are most likely to have forgotten first),
 then new ones. Answers are graded like in the lessons (keys computed in the
-kernel) and saved one by one.
+kernel) and saved one by one. A Textual screen by default; prompts with
+--plain, or when stdin/stdout is not a terminal.
 """
 
 from __future__ import annotations
@@ -59,7 +60,19 @@ def run(args: argparse.Namespace) -> int:
             when = f" The next one is due {due_in_words(later, spaced.now())}." if later else ""
             print(f"Nothing to review right now.{when}")
             return 0
-        return run_async(_plain(quiz, grader))
+        if getattr(args, "plain", False) or not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return run_async(_plain(quiz, grader))  # scripted use (a pipe) keeps the plain flow
+        titles = {lesson.id: lesson.title for lesson in course.lessons}
+        return _tui(quiz, grader, args.seed, titles)
+
+
+def _tui(quiz, grader, seed, titles) -> int:
+    from gradrepl.tui.quiz_app import QuizApp, closing_words
+
+    app = QuizApp(quiz, grader=grader, seed=seed, lesson_titles=titles)
+    app.run()
+    print(closing_words(quiz.summary(), quiz.total))
+    return app.return_code or 0
 
 
 async def _plain(quiz, grader) -> int:

@@ -302,9 +302,9 @@ class GradReplApp(App):
         await self.query_one("#main").mount(LessonPane(), before="#console")
         self.query_one("#main").add_class("-learn")
 
-    def action_lesson_next(self) -> None:
+    async def action_lesson_next(self) -> None:
         for pane in self.query(LessonPane):
-            pane.advance()
+            await pane.advance()
 
     def focus_input(self) -> None:
         self.query_one(CodeInput).focus()

@@ -180,8 +180,8 @@ class LessonPane(Vertical):
     def _lesson_resumed(self, message: LessonResumed) -> None:
         self.resumed.set()
         if message.replayed:
-            self._console_notice(f"Lesson {message.lesson_id!r}: the kernel was rebuilt by replaying the lesson "
-                                 f"up to step {message.replayed + 1} (your earlier variables are gone).")
+            self._console_notice(f"Lesson {message.lesson_id!r}: a fresh kernel, with the lesson's steps before "
+                                 f"step {message.replayed + 1} replayed (variables you made before are gone).")
         else:
             self._console_notice(f"Lesson {message.lesson_id!r}: a fresh kernel for the lesson.")
         for problem in message.problems:
@@ -211,9 +211,7 @@ class LessonPane(Vertical):
             card = self._card(index)
             if question.setup:
                 self._live(self._setup_job(index, question))
-            if question.type == "task":
-                card.show_waiting("the check runs on the console's namespace")
-            elif needs_kernel(question):
+            if needs_kernel(question):
                 self.compute_key(question)
             hints = self.progress.hints.get(index, 0)
             if hints:
@@ -242,7 +240,7 @@ class LessonPane(Vertical):
                 await live.run(session, question.setup, echo=False)
         return job
 
-    def advance(self) -> None:
+    async def advance(self) -> None:
         """Continue: the next step, or back to the course at the end."""
         if not self.can_advance():
             return
@@ -252,7 +250,7 @@ class LessonPane(Vertical):
         self.index += 1
         self.progress.current_step = self.index
         self._save()
-        self.query_one("#lesson-steps").mount(self._step_widget(self.index, done=False))
+        await self.query_one("#lesson-steps").mount(self._step_widget(self.index, done=False))
         self._enter(self.index)
         self._update_bar()
         self._scroll_to(self.index)
@@ -367,9 +365,9 @@ class LessonPane(Vertical):
 
     # -- the bar and little helpers ----------------------------------------------
     @on(Button.Pressed, "#lesson-next")
-    def _next_pressed(self, event: Button.Pressed) -> None:
+    async def _next_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.advance()
+        await self.advance()
 
     @on(Button.Pressed, "#lesson-back")
     def _back_pressed(self, event: Button.Pressed) -> None:
@@ -386,6 +384,7 @@ class LessonPane(Vertical):
         self.query_one(LessonPicker).display = picking
         self.query_one("#lesson-steps").display = not picking
         self.query_one("#lesson-next").display = not picking
+        self.query_one("#lesson-back").display = not picking
         if picking:
             self.border_title = "lessons"
             self.query_one("#lesson-position", Static).update(Text("pick a lesson · Enter opens it", style="dim"))
@@ -410,7 +409,7 @@ class LessonPane(Vertical):
     def _save(self) -> None:
         if self.progress is not None:
             snapshot = replace(self.progress, finished=list(self.progress.finished), hints=dict(self.progress.hints))
-            self.run_worker(self.keeper.save(snapshot), group="lesson-save", exit_on_error=False)
+            self.keeper.save(snapshot)
 
     def _live(self, job) -> None:
         """Queue `job(session)` in the console's step queue: lesson code and typed code never overlap."""

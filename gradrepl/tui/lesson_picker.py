@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.table import Table
 from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -30,19 +31,27 @@ class LessonPicker(OptionList):
         options: list[Option] = []
         for n, lesson in enumerate(course.lessons, 1):
             mark, words, style = progress_words(lesson, progress.get(lesson.id))
-            prompt = Text.assemble((f"{mark} ", style), (f"{n:>2}. ", "dim"), (lesson.title, "bold"),
-                                   (f"  {words}", style))
+            body = Text.assemble((lesson.title, "bold"), (f"  {words}", style))
             if lesson.summary:
-                prompt.append(f"\n      {lesson.summary}", style="dim")
-            options.append(Option(prompt, id=lesson.id))
+                body.append(f"\n{lesson.summary}", style="dim")
+            options.append(Option(_row(Text(f"{mark} {n:>2}.", style=style), body), id=lesson.id))
         by_file: dict[str, list[str]] = {}
         for problem in course.problems:
             by_file.setdefault(problem.path, []).append(str(problem))
         for path, problems in by_file.items():
-            prompt = Text.assemble(("✕ ", "bold red"), (Path(path).name, "bold red"), ("  not loaded", "red"))
+            body = Text.assemble((Path(path).name, "bold red"), ("  not loaded", "red"))
             for problem in problems:
-                prompt.append(f"\n      {problem}", style="red")
-            options.append(Option(prompt, id=f"broken:{path}", disabled=True))
+                body.append(f"\n{problem}", style="red")
+            options.append(Option(_row(Text("✕", style="bold red"), body), id=f"broken:{path}", disabled=True))
         self.add_options(options)
         if course.lessons:
             self.highlighted = 0
+
+
+def _row(margin: Text, body: Text) -> Table:
+    """A mark in the margin and wrapped text beside it, so long summaries keep their indent."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=5, no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(margin, body)
+    return grid

@@ -74,7 +74,8 @@ class QuestionCard(Vertical):
                 with Horizontal(classes="state-field"):
                     yield Label(f"{question.ask}.{name}" if name != "grad" else f"{question.ask}.grad",
                                 classes="state-label")
-                    yield Input(placeholder=_field_placeholder(name), id=f"field-{name}", classes="answer-input")
+                    yield Input(placeholder=_field_placeholder(name), id=f"field-{name}", classes="answer-input",
+                                compact=True)
         elif question.type == "task":
             yield Static(Text("Type code in the console until the check holds, then press Check. "
                               "You are graded on the state, not on the text.", style="italic"),
@@ -154,7 +155,8 @@ class QuestionCard(Vertical):
         text = Text()
         for n, hint in enumerate(hints, 1):
             text.append(f"hint {n}: ", style="bold cyan").append(hint + "\n", style="cyan")
-        self.query_one("#hints", Static).update(text.rstrip() or "")
+        text.rstrip()
+        self.query_one("#hints", Static).update(text)
         self.query_one("#hint-button", Button).disabled = len(hints) >= len(self.question.hints)
 
     def show_grade(self, grade: Grade) -> None:
@@ -166,6 +168,11 @@ class QuestionCard(Vertical):
             marks = "  ".join(f"{'✓' if ok else '✗'} {STATE_LABELS[name]}" for name, ok in grade.fields.items())
             text.append("\n" + marks, style="dim")
         self.show_feedback(text)
+
+    @property
+    def feedback_text(self) -> str:
+        """The feedback as shown, in plain text."""
+        return self._feedback.plain
 
     def show_feedback(self, text: Text) -> None:
         self._feedback = text

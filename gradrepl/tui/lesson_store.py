@@ -49,8 +49,9 @@ class ProgressKeeper:
         """Progress in one lesson (fresh, with a notice, when its version changed)."""
         return await self._call(lambda store: store.lesson(lesson_id, version), LessonProgress(lesson_id, version))
 
-    async def save(self, progress: LessonProgress) -> None:
-        await self._call(lambda store: store.save_lesson(progress), None)
+    def save(self, progress: LessonProgress) -> None:
+        """Queue a write; the thread runs queued writes in order, and close() waits for them."""
+        self._thread.submit(self._run, lambda store: store.save_lesson(progress), None)
 
     def take_notices(self) -> list[str]:
         notices, self.notices = self.notices, []

@@ -200,9 +200,13 @@ class Course:
 
 
 def default_lessons_dir() -> Path:
-    """$GRADREPL_LESSONS, else the lessons/ folder shipped beside the package."""
+    """$GRADREPL_LESSONS, else the checkout's lessons/ folder, else the course installed with the package."""
     override = os.environ.get(LESSONS_ENV)
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "lessons"
+    if override:
+        return Path(override)
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent / "lessons"
+    return checkout if checkout.is_dir() else package / "course"
 
 
 def load_course(directory: str | Path | None = None) -> Course:

@@ -1,0 +1,248 @@
+"""`gradrepl quiz`: the review quiz as a small Textual app, one question at a time.
+
+A face over `QuizRun`: grading (kernel work) runs in an async worker that posts
+`AnswerGraded`; the handlers here only render. `QuizRun.answer` commits each
+answer to the store before it returns, so quitting at any point loses nothing
+answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Button, Footer, Markdown, Static
+
+from gradrepl.tui.messages import KernelStateChanged
+from gradrepl.tui.quiz_widgets import QuestionView, option_order, summary_markdown
+from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader, due_in_words
+
+KERNEL_WORDS = {
+    "starting": ("◌ kernel starting (importing torch)", "yellow"),
+    "idle": ("● kernel ready", "green"),
+    "restarted": ("● kernel ready", "green"),
+    "busy": ("◐ kernel busy", "yellow"),
+    "dead": ("✕ kernel stopped", "bold red"),
+}
+
+
+@dataclass
+class AnswerGraded(Message):
+    """The kernel graded the answer and the store has it."""
+
+    result: QuizResult
+
+
+@dataclass
+class GradingFailed(Message):
+    """The answer could not be graded (no kernel); nothing was recorded."""
+
+    reason: str
+
+
+class QuizApp(App):
+    """Ask the run's questions, show each verdict, end with the summary."""
+
+    CSS_PATH = "quiz.tcss"
+    TITLE = "gradrepl quiz"
+    BINDINGS = [
+        Binding("enter", "answer", "Answer", id="answer"),
+        Binding("f1", "hint", "Hint", id="hint"),
+        Binding("ctrl+n", "next", "Next", id="next"),
+        Binding("ctrl+q", "quit", "Quit (answers are saved)", priority=True, id="quit"),
+    ]
+
+    def __init__(self, quiz: QuizRun, *, grader: SessionGrader | None = None, seed: int | None = None,
+                 lesson_titles: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.quiz = quiz
+        # The app starts and stops this grader's kernel; a grader already running is left alone.
+        self.grader = grader
+        self.seed = seed
+        self.lesson_titles = lesson_titles or {}
+        self.phase = "asking"  # asking | grading | answered | done
+        self.kernel_state = "starting" if grader is not None else ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="quiz"):
+            yield VerticalScroll(id="quiz-body")
+            with Horizontal(id="quiz-buttons"):
+                yield Button("Answer", id="answer-button", variant="primary", compact=True)
+                yield Button("Hint", id="hint-button", compact=True)
+                yield Button("Next", id="next-button", compact=True)
+        yield Static(id="quiz-status")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        if self.grader is not None:
+            # The learner reads the first question while torch imports.
+            self.grader.start()
+            self.grader.session.on_state = lambda state: self.post_message(KernelStateChanged(state))
+        await self.show_next()
+
+    async def on_unmount(self) -> None:
+        if self.grader is not None:
+            await self.grader.close()  # the kernel must not outlive the quiz
+
+    @property
+    def view(self) -> QuestionView:
+        return self.query_one(QuestionView)
+
+    # -- moving through the quiz -------------------------------------------------
+    async def show_next(self) -> None:
+        """The next question, or the summary when there is none."""
+        question = self.quiz.next_question()
+        body = self.query_one("#quiz-body", VerticalScroll)
+        await body.remove_children()
+        if question is None:
+            await self.show_summary()
+            return
+        title = self.lesson_titles.get(question.lesson_id, "")
+        view = QuestionView(question, option_order(question, self.seed), title)
+        await body.mount(view)
+        body.scroll_home(animate=False)
+        quiz = self.query_one("#quiz")
+        quiz.border_title = f"quiz · question {self.quiz.position} of {self.quiz.total}"
+        quiz.border_subtitle = question.uid
+        self.query_one("#next-button", Button).label = "Summary" if self.quiz.position == self.quiz.total else "Next"
+        self._enter_phase("asking")
+        view.focus_answer()
+
+    async def show_summary(self) -> None:
+        """Score, what to review, when the next reviews are due."""
+        summary = self.quiz.summary()
+        body = self.query_one("#quiz-body", VerticalScroll)
+        await body.mount(Markdown(summary_markdown(summary, self.quiz.total), id="quiz-summary"))
+        quiz = self.query_one("#quiz")
+        quiz.border_title = "quiz · done"
+        quiz.border_subtitle = ""
+        self.query_one("#next-button", Button).label = "Close"
+        self._enter_phase("done")
+
+    def _enter_phase(self, phase: str) -> None:
+        self.phase = phase
+        hints_left = phase == "asking" and len(self.view.hints) < len(self.quiz.current.hints)
+        self.query_one("#answer-button", Button).disabled = phase != "asking"
+        self.query_one("#hint-button", Button).disabled = not hints_left
+        self.query_one("#answer-button").display = self.query_one("#hint-button").display = phase != "done"
+        next_button = self.query_one("#next-button", Button)
+        next_button.disabled = phase not in ("answered", "done")
+        if phase in ("answered", "done"):
+            next_button.focus()
+        self.refresh_bindings()
+        self.refresh_status()
+
+    # -- grading, in a worker ----------------------------------------------------
+    @work(group="grade", exclusive=True, exit_on_error=False)
+    async def grade_answer(self, answer: object) -> None:
+        """Grade in the kernel and commit the review (QuizRun.answer does both)."""
+        try:
+            result = await self.quiz.answer(answer)
+        except Exception as exc:  # the learner needs words, not a crashed quiz
+            self.post_message(GradingFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(AnswerGraded(result))
+
+    @on(QuestionView.Submitted)
+    def _submitted(self, message: QuestionView.Submitted) -> None:
+        if self.phase != "asking":
+            return
+        self.view.freeze()
+        waiting = "grading…" if self.kernel_state not in ("starting",) else \
+            "grading… (the kernel is still importing torch; the first answer takes a few seconds)"
+        self.view.say(Text(waiting, style="dim italic"))
+        self._enter_phase("grading")
+        self.grade_answer(message.answer)
+
+    @on(QuestionView.HintAsked)
+    def _hint_asked(self, message: QuestionView.HintAsked) -> None:
+        self.action_hint()
+
+    @on(AnswerGraded)
+    def _answer_graded(self, message: AnswerGraded) -> None:
+        self.view.show_result(message.result, self.quiz.spaced.now())
+        self._enter_phase("answered")
+        self.call_after_refresh(self.query_one("#quiz-body").scroll_end, animate=False)
+
+    @on(GradingFailed)
+    def _grading_failed(self, message: GradingFailed) -> None:
+        self.view.say(Text(f"Could not grade this answer: {message.reason}\n"
+                           "Nothing was recorded; try again, or quit with Ctrl+Q and run `gradrepl doctor`.",
+                           style="bold red"))
+        self.view.freeze(False)
+        self._enter_phase("asking")
+
+    @on(KernelStateChanged)
+    def _kernel_state_changed(self, message: KernelStateChanged) -> None:
+        self.kernel_state = message.state
+        self.refresh_status()
+
+    # -- buttons and keys --------------------------------------------------------
+    @on(Button.Pressed, "#answer-button")
+    def _answer_pressed(self) -> None:
+        self.action_answer()
+
+    @on(Button.Pressed, "#hint-button")
+    def _hint_pressed(self) -> None:
+        self.action_hint()
+
+    @on(Button.Pressed, "#next-button")
+    async def _next_pressed(self) -> None:
+        await self.action_next()
+
+    def action_answer(self) -> None:
+        if self.phase == "asking":
+            self.view.submit()
+
+    def action_hint(self) -> None:
+        """The next hint; a right answer after it rates Hard."""
+        if self.phase != "asking":
+            return
+        self.view.add_hint(self.quiz.hint())
+        self._enter_phase("asking")
+
+    async def action_next(self) -> None:
+        if self.phase == "answered":
+            await self.show_next()
+        elif self.phase == "done":
+            self.exit()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer":
+            return self.phase == "asking"
+        if action == "hint":
+            return self.phase == "asking" and len(self.view.hints) < len(self.quiz.current.hints)
+        if action == "next":
+            return self.phase in ("answered", "done")
+        return True
+
+    # -- the status line -----------------------------------------------------------
+    def refresh_status(self) -> None:
+        self.query_one("#quiz-status", Static).update(self.status_text())
+
+    def status_text(self) -> Text:
+        """Score so far, the kernel's state, and the promise that answers are saved."""
+        results = self.quiz.results
+        text = Text(f"score {sum(r.correct for r in results)}/{len(results)}", style="bold")
+        if self.kernel_state in KERNEL_WORDS:
+            words, style = KERNEL_WORDS[self.kernel_state]
+            text.append("  │  ").append(words, style=style)
+        text.append("  │  answers are saved as you go", style="dim")
+        return text
+
+
+def closing_words(summary: QuizSummary, total: int) -> str:
+    """What the terminal shows after the app closes: the score and when to come back."""
+    if not summary.asked:
+        return "Quiz closed before any answer; nothing was recorded."
+    words = f"Quiz: {summary.score} right"
+    if summary.asked < total:
+        words = f"Stopped after {summary.asked} of {total}; your answers so far are saved. " + words
+    if summary.next_due is not None:
+        words += f"; next review due {due_in_words(summary.next_due, summary.now)}"
+    return words + "."

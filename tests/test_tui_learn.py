@@ -1,0 +1,330 @@
+"""`gradrepl learn`: the lesson pane driven like a learner drives it, with real kernels behind it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.message import Message
+from textual.widgets import Button, Markdown, OptionList
+
+from gradrepl.tui.app import GradReplApp
+from gradrepl.tui.code_input import CodeInput
+from gradrepl.tui.console_log import ConsoleLog
+from gradrepl.tui.lesson_messages import AnswerGraded, CourseLoaded, LessonResumed
+from gradrepl.tui.lesson_pane import LessonPane
+from gradrepl.tui.lesson_picker import LessonPicker
+from gradrepl.tui.lesson_question import QuestionCard
+from gradrepl.tui.messages import StepFinished
+from gradrepl.tui.tensor_table import TensorTable
+
+KERNEL_WAIT = 60.0
+SIZE = (150, 45)
+
+ALPHA = '''---
+id: alpha
+title: Alpha, a lesson for the tests
+version: 1
+---
+
+# Tracking
+
+A tracked leaf.
+
+```python
+x = torch.tensor(2.0, requires_grad=True)
+```
+
+```question
+id: flag
+type: choice
+prompt: What does `requires_grad=True` do?
+options:
+  - text: Autograd records the operations done with it
+    correct: true
+  - text: An optimizer will update it without being told
+    feedback: An optimizer only updates the parameters you pass it; the flag only turns recording on.
+```
+
+```question
+id: make-grad
+type: task
+prompt: Make `x.grad` hold 4, the slope of x squared at 2.
+check: x.grad is not None and abs(x.grad.item() - 4.0) < 1e-6
+solution: |
+  (x ** 2).backward()
+hints:
+  - Square x, then call backward() on the result.
+```
+
+Done.
+'''
+
+HINDI = '''---
+id: hindi
+title: "त्वरित जाँच — a gradient"
+version: 1
+language: hi
+---
+
+*त्वरित जाँच* means "quick check".
+
+```python
+w = torch.tensor(3.0, requires_grad=True)
+```
+
+```question
+id: slope
+type: predict
+prompt: After `(w * w).backward()`, what is `w.grad`?
+code: |
+  (w * w).backward()
+ask: w.grad
+misconceptions:
+  - answer: "9"
+    feedback: 9 is the value of w*w; .grad holds the slope 2w.
+```
+'''
+
+# Line 11 of this file holds the unknown type: the learner must be told that line.
+BROKEN = '''---
+id: broken
+title: A broken lesson
+version: 1
+---
+
+Some prose.
+
+```question
+id: oops
+type: essay
+prompt: Write an essay.
+```
+'''
+
+
+class Recorder:
+    """Every message the app's widgets post, for assertions."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    def __call__(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def of(self, kind: type) -> list:
+        return [m for m in self.messages if isinstance(m, kind)]
+
+
+async def until(pilot, condition, what: str, timeout: float = KERNEL_WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def picker_text(option) -> str:
+    """An option's words as the learner reads them (the mark and the text beside it)."""
+    return " ".join(str(cell) for column in option.prompt.columns for cell in column.cells)
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    (folder / "01-alpha.md").write_text(ALPHA, encoding="utf-8")
+    (folder / "02-broken.md").write_text(BROKEN, encoding="utf-8")
+    (folder / "03-hindi.md").write_text(HINDI, encoding="utf-8")
+    return folder
+
+
+def learn_app(course: Path, lesson_id: str | None, **kwargs) -> GradReplApp:
+    return GradReplApp(learn=True, lesson_id=lesson_id, lessons_dir=str(course), **kwargs)
+
+
+async def opened(pilot, app: GradReplApp, lesson_id: str) -> LessonPane:
+    pane = app.query_one(LessonPane)
+    await until(pilot, lambda: pane.lesson is not None and pane.lesson.id == lesson_id and pane.progress is not None
+                and pane.query("#step-0"), f"lesson {lesson_id}")
+    return pane
+
+
+async def next_step(pilot, pane: LessonPane) -> None:
+    index = pane.index
+    await pilot.press("ctrl+n")
+    await until(pilot, lambda: pane.index == index + 1, f"step {index + 1}", timeout=10)
+    await pilot.pause()
+
+
+async def click(pilot, widget) -> None:
+    """Click a widget as a learner would: scrolled into view first."""
+    widget.scroll_visible(animate=False)
+    await pilot.pause()
+    assert await pilot.click(widget)
+
+
+async def answer(pilot, card: QuestionCard, recorder: Recorder) -> AnswerGraded:
+    graded = len(recorder.of(AnswerGraded))
+    await click(pilot, card.query_one("#answer-button", Button))
+    await until(pilot, lambda: len(recorder.of(AnswerGraded)) > graded, "the grade")
+    await pilot.pause()
+    return recorder.of(AnswerGraded)[-1]
+
+
+async def choose(pilot, card: QuestionCard, option: int) -> None:
+    await click(pilot, card.query_one(f"#option-{option}"))
+
+
+async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(course):
+    recorder = Recorder()
+    app = learn_app(course, "alpha")
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        pane = await opened(pilot, app, "alpha")
+        assert "Tracking" in app.query_one("#step-0", Markdown).source
+        await next_step(pilot, pane)  # the cell runs in the console's kernel: x appears in the panel
+        await until(pilot, lambda: app.query_one(TensorTable).names == ["x"], "x in the panel")
+
+        await next_step(pilot, pane)
+        card = app.query_one("#step-2", QuestionCard)
+        assert app.query_one("#lesson-next", Button).disabled  # no going on before answering
+        await choose(pilot, card, 1)
+        wrong = await answer(pilot, card, recorder)
+        assert not wrong.grade.correct
+        assert "optimizer only updates the parameters you pass it" in card.feedback_text
+        assert card.feedback_text.startswith("✗") and not card.done
+
+        await choose(pilot, card, 0)
+        right = await answer(pilot, card, recorder)
+        assert right.grade.correct and card.feedback_text.startswith("✓ Right.")
+        await until(pilot, lambda: card.done, "the question to close")
+        assert "answer: Autograd records the operations done with it" in card.feedback_text
+
+        await next_step(pilot, pane)
+        task = app.query_one("#step-3", QuestionCard)
+        await until(pilot, lambda: app.query_one(CodeInput).has_focus, "the console to take the task's code")
+        not_yet = await answer(pilot, task, recorder)
+        assert not not_yet.grade.correct and "Not yet" in task.feedback_text
+
+        await click(pilot, task.query_one("#hint-button", Button))
+        await pilot.pause()
+        assert "hint 1: Square x" in str(task.query_one("#hints").render())
+
+        steps = len(recorder.of(StepFinished))
+        app.query_one(CodeInput).focus()
+        await pilot.press(*"(x ** 2).backward()")
+        await pilot.press("enter")
+        await until(pilot, lambda: len(recorder.of(StepFinished)) > steps, "the learner's step")
+        assert app.query_one(TensorTable).get_cell("x", "grad").plain == "4"
+        done = await answer(pilot, task, recorder)
+        assert done.grade.correct and "Done: the check holds." in task.feedback_text
+        await until(pilot, lambda: task.done, "the task to close")
+
+        await next_step(pilot, pane)  # the closing prose, then back to the course, which shows it done
+        assert str(app.query_one("#lesson-next", Button).label) == "Lessons ▸"
+        await pilot.press("ctrl+n")
+        picker = app.query_one(LessonPicker)
+        await until(pilot, lambda: picker.display and "done" in picker_text(picker.get_option("alpha")),
+                    "the course with alpha done", timeout=10)
+
+
+async def test_resume_replays_finished_steps_in_a_fresh_kernel(course, gradrepl_home):
+    recorder = Recorder()
+    app = learn_app(course, "alpha")
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        pane = await opened(pilot, app, "alpha")
+        await next_step(pilot, pane)
+        await next_step(pilot, pane)
+        card = app.query_one("#step-2", QuestionCard)
+        await choose(pilot, card, 0)
+        await answer(pilot, card, recorder)
+        await until(pilot, lambda: card.done, "the choice to close")
+        await next_step(pilot, pane)  # on the task when the learner quits
+        await pilot.pause(0.2)  # the progress write is committed on its own thread
+    assert (gradrepl_home / "progress.sqlite3").exists()
+
+    recorder = Recorder()
+    app = learn_app(course, "alpha")
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        pane = await opened(pilot, app, "alpha")
+        assert pane.index == 3
+        assert app.query_one("#step-2", QuestionCard).done  # answered before: shown, not asked again
+        await until(pilot, lambda: recorder.of(LessonResumed), "the replay")
+        await until(pilot, lambda: app.query_one(TensorTable).names == ["x"], "x rebuilt by replaying the cell")
+        assert app.query_one(TensorTable).get_cell("x", "grad").plain == "None"
+
+        task = app.query_one("#step-3", QuestionCard)
+        await click(pilot, task.query_one("#skip-button", Button))
+        await until(pilot, lambda: task.done, "the skipped task")
+        assert "(x ** 2).backward()" in task.feedback_text  # the solution is shown ...
+        await until(pilot, lambda: app.query_one(TensorTable).get_cell("x", "grad").plain == "4",
+                    "... and ran in the console's kernel")
+        log = "\n".join(line.text for line in app.query_one(ConsoleLog).lines)
+        assert "(x ** 2).backward()" in log
+
+
+async def test_a_malformed_lesson_is_shown_with_its_line_and_the_rest_stays_available(course):
+    recorder = Recorder()
+    app = learn_app(course, "broken", start_kernel=False)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await until(pilot, lambda: recorder.of(CourseLoaded), "the course", timeout=10)
+        await pilot.pause()
+        where = f"{course / '02-broken.md'}:11"
+        notice = str(app.query_one("#lesson-notice").render())
+        assert "could not be loaded" in notice and where in notice and "essay" in notice
+
+        picker = app.query_one(LessonPicker)
+        options = [picker.get_option_at_index(i) for i in range(picker.option_count)]
+        assert [o.id for o in options if not o.disabled] == ["alpha", "hindi"]
+        broken = [o for o in options if o.disabled]
+        assert len(broken) == 1 and where in picker_text(broken[0])
+
+        picker.focus()
+        picker.highlighted = 1
+        await pilot.press("enter")  # another lesson opens: the app kept running
+        await opened(pilot, app, "hindi")
+
+
+async def test_devanagari_lesson_and_a_predict_key_computed_in_the_key_kernel(course):
+    recorder = Recorder()
+    app = learn_app(course, "hindi")
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        pane = await opened(pilot, app, "hindi")
+        assert pane.border_title.startswith("त्वरित जाँच")
+        assert "त्वरित जाँच" in app.query_one("#step-0", Markdown).source
+        await next_step(pilot, pane)
+        await next_step(pilot, pane)
+        card = app.query_one("#step-2", QuestionCard)
+        field = card.query_one("#answer")
+        assert field.has_focus
+        await pilot.press("9", "enter")
+        await until(pilot, lambda: recorder.of(AnswerGraded), "the first grade")
+        await pilot.pause()
+        assert "9 is the value of w*w" in card.feedback_text
+        # The key came from the key kernel: the learner's panel has not seen backward() yet.
+        assert app.query_one(TensorTable).get_cell("w", "grad").plain == "None"
+
+        field.value = ""
+        await pilot.press("6", "enter")
+        await until(pilot, lambda: card.done, "the right answer")
+        assert recorder.of(AnswerGraded)[-1].grade.correct
+        await until(pilot, lambda: app.query_one(TensorTable).get_cell("w", "grad").plain == "6",
+                    "the question's code to run in the console's kernel")
+
+
+async def test_palette_lesson_open_shows_the_picker_beside_the_console(course, monkeypatch):
+    monkeypatch.setenv("GRADREPL_LESSONS", str(course))
+    recorder = Recorder()
+    app = GradReplApp(start_kernel=False)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        assert not app.query(LessonPane)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"lesson: open")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: recorder.of(CourseLoaded), "the course", timeout=10)
+        await pilot.pause()
+        picker = app.query_one(LessonPicker)
+        assert picker.display and picker.option_count == 3
+        assert isinstance(picker, OptionList)
