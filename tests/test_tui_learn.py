@@ -222,7 +222,7 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
         await until(pilot, lambda: task.done, "the task to close")
 
         await next_step(pilot, pane)  # the closing prose, then back to the course, which shows it done
-        assert str(app.query_one("#lesson-next", Button).label) == "Lessons ▸"
+        assert str(app.query_one("#lesson-next", Button).label) == "Done ▸"
         await pilot.press("ctrl+n")
         picker = app.query_one(LessonPicker)
         await until(pilot, lambda: picker.display and "done" in picker_text(picker.get_option("alpha")),

@@ -61,6 +61,7 @@ class GradReplApp(App):
         Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
         Binding("escape", "close_details", "Close details", id="close_details"),
         Binding("ctrl+n", "lesson_next", "Next step", id="lesson_next"),
+        Binding("f5", "lesson_check", "Check task", id="lesson_check"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
     ]
 
@@ -298,13 +299,16 @@ class GradReplApp(App):
         if panes:
             panes.first().show_picker()
             return
-        self.learn = (None, None)
         await self.query_one("#main").mount(LessonPane(), before="#console")
         self.query_one("#main").add_class("-learn")
 
     async def action_lesson_next(self) -> None:
         for pane in self.query(LessonPane):
             await pane.advance()
+
+    def action_lesson_check(self) -> None:
+        for pane in self.query(LessonPane):
+            pane.check_task()
 
     def focus_input(self) -> None:
         self.query_one(CodeInput).focus()
@@ -322,6 +326,8 @@ class GradReplApp(App):
             return self.details_name is not None
         if action == "lesson_next":
             return any(pane.can_advance() for pane in self.query(LessonPane))
+        if action == "lesson_check":
+            return any(pane.open_task() is not None for pane in self.query(LessonPane))
         return True
 
     def tensor_names(self) -> list[str]:

@@ -38,6 +38,8 @@ from gradrepl.tui.lesson_messages import (
 from gradrepl.tui.lesson_picker import LessonPicker
 from gradrepl.tui.lesson_question import QuestionCard, answer_summary, fenced
 from gradrepl.tui.lesson_store import ProgressKeeper
+from gradrepl.kernel.protocol import StepResult
+from gradrepl.tutor.grading import Grade
 from gradrepl.tutor.lesson import Course, Lesson, Question, Step, load_course
 from gradrepl.tutor.progress import LessonProgress
 
@@ -59,7 +61,6 @@ class LessonPane(Vertical):
         self.lesson: Lesson | None = None
         self.progress: LessonProgress | None = None
         self.index = 0
-        self.resumed = asyncio.Event()
         self._shuffle_seed = secrets.token_hex(4)  # a new option order each visit
 
     @property
@@ -94,7 +95,7 @@ class LessonPane(Vertical):
         self.post_message(CourseLoaded(course, progress, self.keeper.take_notices()))
 
     @on(CourseLoaded)
-    def _course_loaded(self, message: CourseLoaded) -> None:
+    async def _course_loaded(self, message: CourseLoaded) -> None:
         self.course, self.course_progress = message.course, message.progress
         self.query_one(LessonPicker).show_course(message.course, message.progress)
         for notice in message.notices:
@@ -103,7 +104,7 @@ class LessonPane(Vertical):
         if wanted is None:
             return
         if message.course.get(wanted) is not None:
-            self.open_lesson(wanted)
+            await self.open_lesson(wanted)
             return
         broken = [str(p) for p in message.course.problems if wanted in p.path]
         words = (f"Lesson {wanted!r} could not be loaded:\n" + "\n".join(broken)) if broken else \
@@ -117,13 +118,13 @@ class LessonPane(Vertical):
         self.load_course()
 
     @on(OptionList.OptionSelected, "#lesson-picker")
-    def _lesson_picked(self, event: OptionList.OptionSelected) -> None:
+    async def _lesson_picked(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id and not event.option.id.startswith("broken:"):
-            self.open_lesson(event.option.id)
+            await self.open_lesson(event.option.id)
 
     # -- one lesson ------------------------------------------------------------
-    def open_lesson(self, lesson_id: str) -> None:
+    async def open_lesson(self, lesson_id: str) -> None:
         """Open a lesson of the loaded course where the learner stopped."""
         lesson = self.course.get(lesson_id) if self.course else None
         if lesson is None:
@@ -132,15 +133,21 @@ class LessonPane(Vertical):
         self.query_one("#lesson-notice", Static).update("")
         self.border_title = lesson.title
         self._mode("lesson")
-        self.query_one("#lesson-steps").remove_children()
+        await self.query_one("#lesson-steps").remove_children()
         if self.keys is None and any(needs_kernel(q) for q in lesson.questions):
             self.keys = KeyKernel(self.gradrepl.options)
-            self.warm_keys()
+            self._live(self._warm_keys_job())
         self.read_progress(lesson)
 
     @work(group="lesson-open", exclusive=True, exit_on_error=False)
     async def read_progress(self, lesson: Lesson) -> None:
         self.post_message(LessonLoaded(lesson.id, await self.keeper.lesson(lesson.id, lesson.version)))
+
+    def _warm_keys_job(self):
+        """Start the key kernel once the console's kernel is up: two torch imports at once slow both."""
+        async def job(session) -> None:
+            self.warm_keys()
+        return job
 
     @work(group="lesson-keys", exit_on_error=False)
     async def warm_keys(self) -> None:
@@ -159,7 +166,6 @@ class LessonPane(Vertical):
         current_done = self.index in progress.finished
         await self.query_one("#lesson-steps").mount_all(
             [self._step_widget(i, done=i in progress.finished) for i in range(self.index + 1)])
-        self.resumed.clear()
         upto = self.index + 1 if current_done else self.index
         self._live(self._resume_job(lesson, upto))
         if not current_done:
@@ -178,10 +184,11 @@ class LessonPane(Vertical):
 
     @on(LessonResumed)
     def _lesson_resumed(self, message: LessonResumed) -> None:
-        self.resumed.set()
         if message.replayed:
-            self._console_notice(f"Lesson {message.lesson_id!r}: a fresh kernel, with the lesson's steps before "
-                                 f"step {message.replayed + 1} replayed (variables you made before are gone).")
+            steps = len(self.lesson.steps) if self.lesson else 0
+            which = "every step" if message.replayed >= steps else f"the steps before step {message.replayed + 1}"
+            self._console_notice(f"Lesson {message.lesson_id!r}: a fresh kernel, with {which} of the lesson "
+                                 "replayed (variables you made before are gone).")
         else:
             self._console_notice(f"Lesson {message.lesson_id!r}: a fresh kernel for the lesson.")
         for problem in message.problems:
@@ -222,7 +229,7 @@ class LessonPane(Vertical):
 
         async def job(session) -> None:
             result = await live.run(session, step.text)
-            if result.error and not result.kernel_event:
+            if _needs_lesson_namespace(result):
                 # Lesson cells never raise in the lesson's own namespace: the learner's changed it.
                 self.post_message(LessonNotice("This cell needs the lesson's own variables: rebuilding them "
                                                "and running it again.", "yellow"))
@@ -235,7 +242,7 @@ class LessonPane(Vertical):
 
         async def job(session) -> None:
             result = await live.run(session, question.setup, echo=False)
-            if result.error and not result.kernel_event:
+            if _needs_lesson_namespace(result):
                 await live.rebuild(session, index)
                 await live.run(session, question.setup, echo=False)
         return job
@@ -260,17 +267,36 @@ class LessonPane(Vertical):
     def can_advance(self) -> bool:
         return self.lesson is not None and self.progress is not None and self.index in self.progress.finished
 
+    def open_task(self) -> QuestionCard | None:
+        """The card of the task being worked on, if the current step is one."""
+        if self.lesson is None or self.progress is None or self.index in self.progress.finished:
+            return None
+        step = self.lesson.steps[self.index]
+        if step.kind != "question" or step.question.type != "task":
+            return None
+        cards = self.query(f"#step-{self.index}")
+        return cards.first(QuestionCard) if cards else None
+
+    def check_task(self) -> None:
+        """F5: grade the open task on the console's namespace, without leaving the console."""
+        card = self.open_task()
+        if card is not None:
+            card.post_message(QuestionCard.Action(card, "check", ""))
+
     def _finish(self, index: int) -> None:
         if index not in self.progress.finished:
             self.progress.finished.append(index)
         self._save()
         self._update_bar()
-        self.gradrepl.refresh_bindings()
 
     # -- questions -------------------------------------------------------------
     @work(group="lesson-keys", exit_on_error=False)
     async def compute_key(self, question: Question) -> None:
-        key = await self.keys_for(question).key(question)
+        try:
+            key = await self.keys_for(question).key(question)
+        except Exception as exc:  # the learner can still answer: grading tries again
+            self.post_message(LessonNotice(f"The answer key could not be computed yet: {exc}", "yellow"))
+            return
         self.post_message(KeyComputed(question.uid, key))
 
     @on(KeyComputed)
@@ -307,7 +333,11 @@ class LessonPane(Vertical):
     @work(group="lesson-grade", exit_on_error=False)
     async def grade_answer(self, question: Question, answer: object) -> None:
         """The engine grades; the answer key comes from the key kernel."""
-        self.post_message(AnswerGraded(question.uid, await self.keys_for(question).grade(question, answer)))
+        try:
+            grade = await self.keys_for(question).grade(question, answer)
+        except Exception as exc:  # no verdict is not a wrong answer: say why and let the learner retry
+            grade = Grade(False, f"This answer could not be graded ({type(exc).__name__}: {exc}); try again.")
+        self.post_message(AnswerGraded(question.uid, grade))
 
     def keys_for(self, question: Question) -> KeyKernel:
         if self.keys is None:  # only author-keyed questions so far: a kernel is started on demand
@@ -403,8 +433,9 @@ class LessonPane(Vertical):
             words += " · answer to go on"
         self.query_one("#lesson-position", Static).update(Text(words, style="dim"))
         button = self.query_one("#lesson-next", Button)
-        button.label = "Lessons ▸" if last and done else "Continue ▸"
+        button.label = "Done ▸" if last and done else "Continue ▸"
         button.disabled = not done
+        self.gradrepl.refresh_bindings()  # Next step and Check task come and go with the step
 
     def _save(self) -> None:
         if self.progress is not None:
@@ -463,3 +494,8 @@ class LessonPane(Vertical):
 
     def _console_notice(self, text: str, style: str = "dim") -> None:
         self.app.query_one(ConsoleLog).write_notice(text, style)
+
+
+def _needs_lesson_namespace(result: StepResult) -> bool:
+    """Lesson code failed for a reason other than the learner stopping it or the kernel dying."""
+    return result.error is not None and not result.kernel_event and result.error.type != "KeyboardInterrupt"

@@ -156,7 +156,9 @@ class QuestionCard(Vertical):
         for n, hint in enumerate(hints, 1):
             text.append(f"hint {n}: ", style="bold cyan").append(hint + "\n", style="cyan")
         text.rstrip()
-        self.query_one("#hints", Static).update(text)
+        shown = self.query_one("#hints", Static)
+        shown.update(text)
+        shown.display = bool(hints)
         self.query_one("#hint-button", Button).disabled = len(hints) >= len(self.question.hints)
 
     def show_grade(self, grade: Grade) -> None:

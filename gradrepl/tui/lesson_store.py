@@ -58,7 +58,11 @@ class ProgressKeeper:
         return notices
 
     def close(self) -> None:
-        """Close the store on its own thread, then let the thread go."""
-        if self._store is not None:
-            self._thread.submit(self._store.close)
+        """Close the store on its own thread after the writes queued before, then let the thread go."""
+        self._thread.submit(self._close_store)
         self._thread.shutdown(wait=True)
+
+    def _close_store(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None

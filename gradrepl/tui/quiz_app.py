@@ -54,6 +54,7 @@ class QuizApp(App):
         Binding("enter", "answer", "Answer", id="answer"),
         Binding("f1", "hint", "Hint", id="hint"),
         Binding("ctrl+n", "next", "Next", id="next"),
+        Binding("escape", "close", "Close", id="close"),
         Binding("ctrl+q", "quit", "Quit (answers are saved)", priority=True, id="quit"),
     ]
 
@@ -61,11 +62,11 @@ class QuizApp(App):
                  lesson_titles: dict[str, str] | None = None) -> None:
         super().__init__()
         self.quiz = quiz
-        # The app starts and stops this grader's kernel; a grader already running is left alone.
+        # Given a grader, the app starts its kernel on mount and stops it on unmount.
         self.grader = grader
         self.seed = seed
         self.lesson_titles = lesson_titles or {}
-        self.phase = "asking"  # asking | grading | answered | done
+        self.phase = "opening"  # opening | asking | grading | answered | done
         self.kernel_state = "starting" if grader is not None else ""
 
     def compose(self) -> ComposeResult:
@@ -153,8 +154,9 @@ class QuizApp(App):
         if self.phase != "asking":
             return
         self.view.freeze()
-        waiting = "grading…" if self.kernel_state not in ("starting",) else \
-            "grading… (the kernel is still importing torch; the first answer takes a few seconds)"
+        waiting = "grading…"
+        if self.kernel_state == "starting":
+            waiting += " (the kernel is still importing torch; the first answer takes a few seconds)"
         self.view.say(Text(waiting, style="dim italic"))
         self._enter_phase("grading")
         self.grade_answer(message.answer)
@@ -212,13 +214,19 @@ class QuizApp(App):
         elif self.phase == "done":
             self.exit()
 
+    def action_close(self) -> None:
+        if self.phase == "done":
+            self.exit()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer":
             return self.phase == "asking"
         if action == "hint":
             return self.phase == "asking" and len(self.view.hints) < len(self.quiz.current.hints)
         if action == "next":
-            return self.phase in ("answered", "done")
+            return self.phase == "answered"
+        if action == "close":
+            return self.phase == "done"
         return True
 
     # -- the status line -----------------------------------------------------------

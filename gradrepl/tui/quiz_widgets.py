@@ -78,9 +78,11 @@ def escape_markdown(text: str) -> str:
 
 
 def key_markdown(result: QuizResult) -> str:
-    """The right answer as Markdown: an option in bold words, a value as code."""
+    """The right answer as Markdown: an option in bold words, a value or a solution as code."""
     if result.question.type == "choice":
         return f"**{escape_markdown(result.expected)}**"
+    if result.question.type == "task":  # a solution on one line: its statements joined by "; "
+        return code_span("; ".join(line.strip() for line in result.expected.splitlines() if line.strip()))
     return code_span(result.expected)
 
 
@@ -115,7 +117,7 @@ def summary_markdown(summary: QuizSummary, total: int) -> str:
         lines += ["**To review**", ""]
         for result in summary.to_review:
             prompt = result.question.prompt.splitlines()[0]
-            answer = "see the solution" if result.question.type == "task" else key_markdown(result)
+            answer = key_markdown(result)
             lines.append(f"- {prompt} → {answer}  \n  *{result.question.uid} · {result.word}*")
         lines.append("")
     elif summary.asked:
@@ -233,6 +235,8 @@ class QuestionView(Vertical):
         if event.source.strip().lower() in HINT_WORDS:
             self.post_message(self.HintAsked())
         elif event.source.strip():
+            # CodeInput empties itself on Enter; the code stays on screen beside its verdict.
+            self.query_one(CodeInput).text = event.source
             self.post_message(self.Submitted(event.source))
 
     @on(CompletionRequested)
