@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from textual.message import Message
 from textual.widgets import Button, Markdown, OptionList
+from textual.widgets._markdown import MarkdownParagraph
 
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.code_input import CodeInput
@@ -44,7 +45,7 @@ options:
   - text: Autograd records the operations done with it
     correct: true
   - text: An optimizer will update it without being told
-    feedback: An optimizer only updates the parameters you pass it; the flag only turns recording on.
+    feedback: An optimizer only updates the parameters you pass it; the flag *only* turns recording on.
 ```
 
 ```question
@@ -125,6 +126,17 @@ async def until(pilot, condition, what: str, timeout: float = KERNEL_WAIT) -> No
         await pilot.pause(0.05)
 
 
+def shown(markdown: Markdown) -> str:
+    """A Markdown widget's words as rendered: the Markdown syntax is gone."""
+    return "\n".join(str(block.render()) for block in markdown.query(MarkdownParagraph))
+
+
+def styled(markdown: Markdown, style: str) -> list[str]:
+    """The rendered pieces of a Markdown widget drawn in `style` (e.g. italic)."""
+    return [segment.text for block in markdown.query(MarkdownParagraph) for y in range(block.size.height)
+            for segment in block.render_line(y) if segment.style and getattr(segment.style, style)]
+
+
 def picker_text(option) -> str:
     """An option's words as the learner reads them (the mark and the text beside it)."""
     return " ".join(str(cell) for column in option.prompt.columns for cell in column.cells)
@@ -194,6 +206,9 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
         assert not wrong.grade.correct
         assert "optimizer only updates the parameters you pass it" in card.feedback_text
         assert card.feedback_text.startswith("✗") and not card.done
+        words = card.query_one("#verdict-words", Markdown)
+        await until(pilot, lambda: "the flag only turns recording on" in shown(words), "the feedback rendered")
+        assert "*" not in shown(words) and styled(words, "italic") == ["only"]  # Markdown, not literal stars
 
         await choose(pilot, card, 0)
         right = await answer(pilot, card, recorder)
@@ -209,7 +224,8 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
 
         await click(pilot, task.query_one("#hint-button", Button))
         await pilot.pause()
-        assert "hint 1: Square x" in str(task.query_one("#hints").render())
+        await until(pilot, lambda: "hint 1: Square x" in shown(task.query_one("#hints", Markdown)), "the hint",
+                    timeout=5)
 
         steps = len(recorder.of(StepFinished))
         app.query_one(CodeInput).focus()
@@ -328,3 +344,43 @@ async def test_palette_lesson_open_shows_the_picker_beside_the_console(course, m
         picker = app.query_one(LessonPicker)
         assert picker.display and picker.option_count == 3
         assert isinstance(picker, OptionList)
+
+
+async def test_a_failed_check_puts_the_namespace_back_where_the_task_started(course):
+    recorder = Recorder()
+    app = learn_app(course, "alpha")
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        pane = await opened(pilot, app, "alpha")
+        await next_step(pilot, pane)
+        await next_step(pilot, pane)
+        choice = app.query_one("#step-2", QuestionCard)
+        await choose(pilot, choice, 0)
+        await answer(pilot, choice, recorder)
+        await until(pilot, lambda: choice.done, "the choice to close")
+        await next_step(pilot, pane)
+        task = app.query_one("#step-3", QuestionCard)
+        table = app.query_one(TensorTable)
+        await until(pilot, lambda: app.query_one(CodeInput).has_focus, "the console to take the task's code")
+
+        # A wrong attempt that also rebinds x: the slope of 3x, at a new x.
+        for line in ("x = torch.tensor(5.0, requires_grad=True)", "(x * 3).backward()"):
+            steps = len(recorder.of(StepFinished))
+            await pilot.press(*line)
+            await pilot.press("enter")
+            await until(pilot, lambda: len(recorder.of(StepFinished)) > steps, f"the step {line!r}")
+        await until(pilot, lambda: table.get_cell("x", "grad").plain == "3", "the attempt in the panel")
+        assert table.get_cell("x", "value").plain == "5"
+
+        wrong = await answer(pilot, task, recorder)
+        assert not wrong.grade.correct and wrong.grade.restored and not task.done
+        assert "Not yet" in task.feedback_text and "back to where this task started" in task.feedback_text
+        x = await app.session.inspect("x")
+        assert x["value"]["values"] == 2.0 and x["grad"] is None  # the kernel holds the task's start again
+        await until(pilot, lambda: table.get_cell("x", "value").plain == "2", "the panel to follow", timeout=10)
+        assert table.get_cell("x", "grad").plain == "None" and table.names == ["x"]
+        log = "\n".join(line.text for line in app.query_one(ConsoleLog).lines)
+        assert "back to where this task started" in log
+
+        app.query_one(CodeInput).focus()
+        await pilot.press("up")  # the attempt is one key away, to edit and run again
+        assert app.query_one(CodeInput).text == "(x * 3).backward()"

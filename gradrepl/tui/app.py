@@ -40,6 +40,7 @@ from gradrepl.tui.messages import (
 )
 from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.tensor_table import TensorTable
+from gradrepl.tui.unicode_width import align_with_terminal
 
 WELCOME = (
     "gradrepl · torch, nn and F are imported. The panel shows every tensor after each step.\n"
@@ -69,6 +70,7 @@ class GradReplApp(App):
                  history: History | None = None, learn: bool = False, lesson_id: str | None = None,
                  lessons_dir: str | None = None) -> None:
         super().__init__()
+        align_with_terminal()  # Devanagari vowel signs take the cell the terminal gives them
         # `gradrepl learn [ID]`: the lesson pane beside the console (lesson_pane.py).
         self.learn = (lesson_id, lessons_dir) if learn else None
         self.options = options or KernelOptions()

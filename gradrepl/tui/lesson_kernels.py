@@ -114,10 +114,20 @@ class LiveLesson:
         return problems
 
     async def check(self, session: Session, question: Question) -> Grade:
-        """Grade a task on the live namespace as it is; the learner's own work is never undone here."""
-        holds, why = await grading.check_holds(question, session)
-        if holds:
-            return Grade(True, " ".join(p for p in ("Done: the check holds.", question.explanation) if p),
-                         question.solution.strip())
-        return Grade(False, f"Not yet: {why}. Keep going in the console, or ask for a hint.",
-                     question.solution.strip())
+        """Grade a task on the live namespace; a failed check puts it back to where the task started."""
+        return await grading.grade_task_state(question, session, on_step=self._replayed)
+
+    async def solve(self, session: Session, question: Question) -> list[str]:
+        """Skip: run the task's solution where the learner sees it; returns lesson problems.
+
+        The learner's attempt may have left the namespace where the solution cannot
+        work: then the task's start is rebuilt (by the failed check) and it runs again.
+        """
+        for _attempt in range(2):
+            await self.run(session, question.solution)
+            if (await self.check(session, question)).correct:
+                return []
+        return [f"{question.path}:{question.line}: task {question.id!r}: the solution does not pass its own check"]
+
+    def _replayed(self, result: StepResult) -> None:
+        self.post(StepFinished(quiet(result)))

@@ -357,6 +357,9 @@ class LessonPane(Vertical):
         if card is None or card.done:
             return
         card.show_grade(message.grade)
+        if message.grade.restored:  # the console's namespace changed under the learner: say so there too
+            self._console_notice("Check: not yet. The namespace is back to where this task started; "
+                                 "↑ brings your lines back to edit.", "yellow")
         if message.grade.correct:
             self._live(self._reveal_job(card.question, skipped=False))
 
@@ -368,11 +371,7 @@ class LessonPane(Vertical):
             problems = []
             if question.type == "task":
                 if skipped:
-                    await live.run(session, question.solution)
-                    graded = await live.check(session, question)
-                    if not graded.correct:
-                        problems.append(f"{question.path}:{question.line}: task {question.id!r}: the solution "
-                                        "does not pass its own check")
+                    problems = await live.solve(session, question)
             elif question.code:
                 await live.run(session, question.code)
             self.post_message(Revealed(question.uid, skipped, problems))

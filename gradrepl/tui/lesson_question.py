@@ -2,6 +2,7 @@
 
 It only renders and collects: answers leave as a `QuestionCard.Action` message,
 grades come back through `show_grade`; the lesson engine decides everything.
+Lesson words (prompt, hints, the verdict's feedback) are Markdown, rendered as such.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ def fenced(code: str) -> str:
 class QuestionCard(Vertical):
     """A question as the learner sees it; `order` is the shuffled option order."""
 
+    # The verdict's mark sits beside its words, which wrap under themselves.
+    DEFAULT_CSS = """
+    QuestionCard .question-verdict { height: auto; }
+    QuestionCard #verdict-mark { width: 2; }
+    QuestionCard #verdict-words { width: 1fr; }
+    """
+
     @dataclass
     class Action(Message):
         """The learner pressed Answer/Check (with `answer`), Hint or Skip."""
@@ -58,6 +66,7 @@ class QuestionCard(Vertical):
         self.skippable = skippable
         self.done = done
         self._feedback = Text()
+        self._verdict = ""  # the shown verdict, mark and Markdown source; "" when none is shown
 
     def compose(self) -> ComposeResult:
         question = self.question
@@ -78,7 +87,8 @@ class QuestionCard(Vertical):
                                 compact=True)
         elif question.type == "task":
             yield Static(Text("Type code in the console until the check holds, then press Check. "
-                              "You are graded on the state, not on the text.", style="italic"),
+                              "You are graded on the state, not on the text; a Check that fails puts "
+                              "the namespace back to where the task started.", style="italic"),
                          classes="task-help")
         else:
             yield Input(placeholder=PLACEHOLDERS[question.type], id="answer", classes="answer-input")
@@ -90,10 +100,14 @@ class QuestionCard(Vertical):
             yield Button("Hint", id="hint-button", compact=True, disabled=not question.hints)
             if self.skippable:
                 yield Button("Skip", id="skip-button", compact=True)
-        yield Static(id="hints", classes="question-hints")
+        yield Markdown(id="hints", classes="question-hints")
+        with Horizontal(id="verdict", classes="question-verdict"):
+            yield Static(id="verdict-mark")
+            yield Markdown(id="verdict-words")
         yield Static(id="feedback", classes="question-feedback")
 
     def on_mount(self) -> None:
+        self.query_one("#verdict").display = False
         if self.done:
             self.finish(Text("✓ done earlier", style="green"))
 
@@ -152,31 +166,37 @@ class QuestionCard(Vertical):
 
     # -- what the engine says ---------------------------------------------------
     def show_hints(self, hints: list[str]) -> None:
-        text = Text()
-        for n, hint in enumerate(hints, 1):
-            text.append(f"hint {n}: ", style="bold cyan").append(hint + "\n", style="cyan")
-        text.rstrip()
-        shown = self.query_one("#hints", Static)
-        shown.update(text)
+        shown = self.query_one("#hints", Markdown)
+        shown.update("\n\n".join(f"**hint {n}:** {hint}" for n, hint in enumerate(hints, 1)))
         shown.display = bool(hints)
         self.query_one("#hint-button", Button).disabled = len(hints) >= len(self.question.hints)
 
     def show_grade(self, grade: Grade) -> None:
-        """Right or wrong, in words; for predict_state a mark per field."""
+        """Right or wrong: a mark and the engine's words (Markdown); for predict_state a mark per field."""
+        mark = "✓" if grade.correct else "✗"
+        self.query_one("#verdict-mark", Static).update(
+            Text(mark, style="bold green" if grade.correct else "bold red"))
+        self.query_one("#verdict-words", Markdown).update(grade.feedback)
+        self.query_one("#verdict").display = True
         text = Text()
-        text.append("✓ " if grade.correct else "✗ ", style="bold green" if grade.correct else "bold red")
-        text.append(grade.feedback)
         if grade.fields:
-            marks = "  ".join(f"{'✓' if ok else '✗'} {STATE_LABELS[name]}" for name, ok in grade.fields.items())
-            text.append("\n" + marks, style="dim")
-        self.show_feedback(text)
+            text.append("  ".join(f"{'✓' if ok else '✗'} {STATE_LABELS[name]}" for name, ok in grade.fields.items()),
+                        style="dim")
+        self._set_feedback(text)
+        self._verdict = f"{mark} {grade.feedback}"
 
     @property
     def feedback_text(self) -> str:
-        """The feedback as shown, in plain text."""
-        return self._feedback.plain
+        """The feedback in plain text: the verdict (its words as written) and the lines under it."""
+        return "\n".join(part for part in (self._verdict, self._feedback.plain) if part)
 
     def show_feedback(self, text: Text) -> None:
+        """A line of the pane's own (waiting, a refusal): it replaces the verdict."""
+        self.query_one("#verdict").display = False
+        self._verdict = ""
+        self._set_feedback(text)
+
+    def _set_feedback(self, text: Text) -> None:
         self._feedback = text
         self.query_one("#feedback", Static).update(text)
 
@@ -193,7 +213,7 @@ class QuestionCard(Vertical):
         if self._feedback.plain.strip() and not self._feedback.plain.startswith("…"):
             text.append_text(self._feedback).append("\n")
         text.append_text(summary)
-        self.show_feedback(text)
+        self._set_feedback(text)  # the verdict, if one is shown, stays above the answer
 
 
 def answer_summary(question: Question, expected: str, skipped: bool) -> Text:

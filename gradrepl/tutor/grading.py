@@ -10,12 +10,15 @@ restarting the kernel and replaying the lesson so far (never by pickling).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.tutor.answers import Value, matches, read_answer, read_key, same_name, show, tensor_value
 from gradrepl.tutor.lesson import Question, Source
+
+OnStep = Callable[[StepResult], object]
 
 STATE_LABELS = {
     "requires_grad": "requires_grad", "is_leaf": "is_leaf", "grad_fn": "grad_fn", "grad": ".grad",
@@ -62,23 +65,34 @@ class Grade:
 
 # -- running lesson code ------------------------------------------------------------
 
-async def run_sources(session, sources: list[Source], path: str = "") -> list[str]:
-    """Execute lesson code in order; returns problems for code that should not have failed."""
+async def run_sources(session, sources: list[Source], path: str = "",
+                      on_step: OnStep | None = None) -> list[str]:
+    """Execute lesson code in order; returns problems for code that should not have failed.
+
+    ``on_step`` sees each step's result (a frontend's panel follows the replay with it).
+    """
     problems = []
     for source in sources:
         result = await session.execute(source.code)
+        if on_step is not None:
+            on_step(result)
         if result.error and not source.may_fail:
             problems.append(f"{path}:{source.line}: {result.error.type}: {result.error.message}")
     return problems
 
 
-async def prepare(question: Question, session) -> list[str]:
-    """A fresh kernel holding the namespace the question is asked in (lesson so far + its setup)."""
-    await session.restart()
+async def prepare(question: Question, session, on_step: OnStep | None = None) -> list[str]:
+    """A fresh kernel holding the namespace the question is asked in (lesson so far + its setup).
+
+    ``on_step`` sees the restart (as a result naming the tensors that went) and each replayed step.
+    """
+    removed = await session.restart()
+    if on_step is not None:
+        on_step(StepResult(step=session.step, source="", removed=removed))
     sources = list(question.context)
     if question.setup:
         sources.append(Source(question.setup, question.line))
-    return await run_sources(session, sources, question.path)
+    return await run_sources(session, sources, question.path, on_step)
 
 
 # -- keys --------------------------------------------------------------------------
@@ -304,6 +318,25 @@ async def check_holds(question: Question, session) -> tuple[bool, str]:
     if described.get("kind") == "bool":
         return bool(described.get("value")), "" if described.get("value") else "the state does not pass the check yet"
     return False, _key_text(described)
+
+
+async def grade_task_state(question: Question, session, on_step: OnStep | None = None) -> Grade:
+    """Grade a task on the namespace as the learner left it (the code was typed at a REPL).
+
+    When the check does not hold the attempt is undone: the namespace is rebuilt
+    to where the task started (restart, then the lesson so far and the task's
+    setup replayed; never pickled), so a wrong attempt cannot leave the learner
+    stuck in a broken state. ``on_step`` sees every step of that rebuild.
+    """
+    holds, why = await check_holds(question, session)
+    if holds:
+        return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip())
+    problems = await prepare(question, session, on_step)
+    if problems:
+        return Grade(False, f"Not yet: {why}. The lesson could not rebuild where this task started: "
+                     + "; ".join(problems), question.solution.strip())
+    return Grade(False, f"Not yet: {why}. The namespace is back to where this task started; your lines are "
+                 "in the history (↑) to edit and try again.", question.solution.strip(), restored=True)
 
 
 async def grade_task(question: Question, code: str, session, *, in_place: bool = False) -> Grade:
