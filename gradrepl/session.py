@@ -38,6 +38,7 @@ class Session:
         self.sandbox: dict[str, dict] = {}
         self.step = 0
         self._running_step: int | None = None
+        self._changed: list[str] = []  # names whose rows are flagged changed
         self._ladder: asyncio.Task | None = None
 
     # -- lifecycle ------------------------------------------------------
@@ -127,12 +128,14 @@ class Session:
 
     def _apply(self, result: StepResult) -> None:
         """Keep the live table: changed rows replace old ones in place, removed names go."""
-        for row in self.tensors.values():
-            row["changed"] = False
+        for name in self._changed:  # only last step's rows: cost grows with what changed
+            if name in self.tensors:
+                self.tensors[name]["changed"] = False
         for name in result.removed:
             self.tensors.pop(name, None)
         for row in result.tensors:
             self.tensors[row["name"]] = row
+        self._changed = [row["name"] for row in result.tensors]
 
     # -- interrupting ---------------------------------------------------
     async def interrupt(self) -> bool:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import unicodedata
+
+from rich.cells import cell_len
+from rich.text import Text
 
 from gradrepl.tui.cells import row_cells, shape, summary
 from gradrepl.tui.grad_reason import why_grad_is_none
 from gradrepl.tui.history import History
 from gradrepl.tui.statement import is_complete, next_indent
+from gradrepl.tui.unicode_width import align_with_terminal
 
 X_AFTER_BACKWARD = {
     "name": "x", "shape": [], "dtype": "torch.float32", "requires_grad": True, "is_leaf": True,
@@ -91,3 +96,30 @@ def test_the_tui_never_imports_torch_or_sympy():
             "print(sorted(m for m in ('torch', 'sympy', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def terminal_cells(text: str) -> int:
+    """Cells a terminal (libc wcwidth, tmux) gives text: marks Mn/Me 0, wide East Asian 2, the rest 1."""
+    def width(character: str) -> int:
+        if unicodedata.category(character) in ("Mn", "Me"):
+            return 0
+        return 2 if unicodedata.east_asian_width(character) in ("W", "F") else 1
+    return sum(width(c) for c in text)
+
+
+DEVANAGARI = ["त्वरित जाँच — a gradient", "कि", "ग्रेडिएंट की जाँच करें", "पढ़िए और लिखिए"]
+
+
+def test_devanagari_is_measured_as_the_terminal_draws_it():
+    for text in DEVANAGARI:
+        cell_len(text)  # measured (and cached) before the fix, as a running app may have done
+    align_with_terminal()
+    align_with_terminal()  # a second call (a second app in the process) changes nothing
+    for text in DEVANAGARI:
+        assert any(unicodedata.category(c) == "Mc" for c in text)  # the spacing signs the fix is about
+        assert cell_len(text) == terminal_cells(text), text
+        assert Text(text).cell_len == terminal_cells(text), text
+    # Textual measures some text through functions it imported by name; they read the same table.
+    from textual._wrap import get_character_cell_size
+
+    assert get_character_cell_size("ि") == 1 and get_character_cell_size("्") == 0

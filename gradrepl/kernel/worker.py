@@ -47,9 +47,8 @@ def fresh_namespace() -> dict:
 class CappedStream(io.TextIOBase):
     """sys.stdout/sys.stderr for learner code: passes text to the fd until the per-step cap."""
 
-    def __init__(self, fd: int, name: str):
+    def __init__(self, fd: int):
         self._fd = fd
-        self._name = name
         self.written = 0
         self.dropped = 0
 
@@ -105,8 +104,8 @@ class Kernel:
         self.namespace = fresh_namespace()
         self.inspector = Inspector()
         self.executing = False
-        self.stdout = CappedStream(1, "stdout")
-        self.stderr = CappedStream(2, "stderr")
+        self.stdout = CappedStream(1)
+        self.stderr = CappedStream(2)
         self.reserve: bytearray | None = bytearray(MEMORY_RESERVE)
 
     # -- requests -------------------------------------------------------
@@ -182,7 +181,7 @@ class Kernel:
             completions = jedi.Interpreter(code, [self.namespace]).complete(line, column)
         except Exception as exc:  # jedi gives up on some half-typed code; no completion then
             return {"matches": [], "error": f"{type(exc).__name__}: {exc}"}
-        return {"matches": [c.name for c in completions[:200]], "prefix_length": _prefix_length(before)}
+        return {"matches": [c.name for c in completions[:200]]}
 
     def op_check(self, message: dict) -> dict:
         return {"check": symbolic.check_tensor(self.namespace, message.get("name", ""), self.inspector.resolve)}
@@ -318,16 +317,6 @@ def _warning_notes(caught) -> list[str]:
         explanation = explain_warning(str(warning.message))
         notes.append(f"{text}\n{explanation}" if explanation else text)
     return notes
-
-
-def _prefix_length(before: str) -> int:
-    """How many characters before the cursor a completion replaces."""
-    n = 0
-    for ch in reversed(before):
-        if not (ch.isalnum() or ch == "_"):
-            break
-        n += 1
-    return n
 
 
 def warm_up() -> None:

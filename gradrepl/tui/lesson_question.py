@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
@@ -43,11 +44,15 @@ def fenced(code: str) -> str:
 class QuestionCard(Vertical):
     """A question as the learner sees it; `order` is the shuffled option order."""
 
-    # The verdict's mark sits beside its words, which wrap under themselves.
+    # The verdict's mark sits beside its words, which wrap under themselves; the
+    # Markdown widget's own bottom margin is the only gap under hints and verdict.
     DEFAULT_CSS = """
     QuestionCard .question-verdict { height: auto; }
     QuestionCard #verdict-mark { width: 2; }
     QuestionCard #verdict-words { width: 1fr; }
+    QuestionCard #verdict-words > MarkdownParagraph:last-child, QuestionCard #hints > MarkdownParagraph:last-child {
+        margin: 0;
+    }
     """
 
     @dataclass
@@ -176,14 +181,20 @@ class QuestionCard(Vertical):
         mark = "✓" if grade.correct else "✗"
         self.query_one("#verdict-mark", Static).update(
             Text(mark, style="bold green" if grade.correct else "bold red"))
-        self.query_one("#verdict-words", Markdown).update(grade.feedback)
+        laid_out = self.query_one("#verdict-words", Markdown).update(grade.feedback)
         self.query_one("#verdict").display = True
+        self.call_later(self._verdict_in_view, laid_out)
+        self._verdict = f"{mark} {grade.feedback}"
         text = Text()
         if grade.fields:
             text.append("  ".join(f"{'✓' if ok else '✗'} {STATE_LABELS[name]}" for name, ok in grade.fields.items()),
                         style="dim")
         self._set_feedback(text)
-        self._verdict = f"{mark} {grade.feedback}"
+
+    async def _verdict_in_view(self, laid_out: AwaitComplete) -> None:
+        """The learner may be typing in the console: bring the verdict into the lesson's view."""
+        await laid_out
+        self.call_after_refresh(self.query_one("#verdict").scroll_visible, animate=False)
 
     @property
     def feedback_text(self) -> str:
@@ -198,7 +209,9 @@ class QuestionCard(Vertical):
 
     def _set_feedback(self, text: Text) -> None:
         self._feedback = text
-        self.query_one("#feedback", Static).update(text)
+        shown = self.query_one("#feedback", Static)
+        shown.update(text)
+        shown.display = bool(text.plain) or not self._verdict  # under a verdict, an empty line is no news
 
     def show_waiting(self, words: str) -> None:
         self.show_feedback(Text(f"… {words}", style="dim italic"))
