@@ -7,6 +7,7 @@ import json
 import sys
 
 from gradrepl.tutor.lesson import Course, load_course
+from gradrepl.tutor.progress import LessonProgress, ProgressStore, StoreError, lesson_state
 
 
 def register(subparsers) -> None:
@@ -17,20 +18,48 @@ def register(subparsers) -> None:
     parser.add_argument("--lessons", metavar="DIR", help="the course folder (default: the shipped lessons/)")
 
 
-def listing(course: Course) -> list[dict]:
-    """One row per lesson; progress fields are merged into these rows by whoever tracks progress."""
-    return [lesson.to_json() for lesson in course.lessons]
+def listing(course: Course, progress: dict[str, LessonProgress]) -> list[dict]:
+    """One row per lesson, with the learner's progress in it."""
+    rows = []
+    for lesson in course.lessons:
+        mine = progress.get(lesson.id)
+        if mine is not None and mine.version != lesson.version:
+            mine = None  # a new version of the lesson starts over
+        row = lesson.to_json()
+        row["progress"] = {
+            "state": lesson_state(mine, len(lesson.steps)),
+            "steps": len(lesson.steps),
+            "finished_steps": len(mine.finished) if mine else 0,
+            "current_step": mine.current_step if mine else 0,
+        }
+        rows.append(row)
+    return rows
+
+
+def stored_progress() -> dict[str, LessonProgress]:
+    try:
+        with ProgressStore.open() as store:
+            for notice in store.notices:
+                print(f"gradrepl: {notice}", file=sys.stderr)
+            return store.lessons()
+    except (StoreError, OSError) as exc:
+        print(f"gradrepl: progress not shown: {exc}", file=sys.stderr)
+        return {}
 
 
 def run(args: argparse.Namespace) -> int:
     course = load_course(args.lessons)
-    rows = listing(course)
+    rows = listing(course, stored_progress())
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
         width = max((len(row["id"]) for row in rows), default=0)
         for n, row in enumerate(rows, 1):
-            print(f"{n:>2}. {row['id']:<{width}}  {row['title']}  ({len(row['questions'])} questions)")
+            state = row["progress"]
+            words = {"new": "not started", "done": "done"}.get(
+                state["state"], f"step {state['current_step'] + 1} of {state['steps']}")
+            print(f"{n:>2}. {row['id']:<{width}}  {row['title']}  "
+                  f"({len(row['questions'])} questions; {words})")
     for problem in course.problems:
         print(f"gradrepl: lesson not loaded: {problem}", file=sys.stderr)
     return 0

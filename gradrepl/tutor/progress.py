@@ -106,6 +106,13 @@ class LessonProgress:
     notice: str | None = None  # said once when a new lesson version reset the progress
 
 
+def lesson_state(progress: LessonProgress | None, step_count: int) -> str:
+    """"new", "started" or "done" (its last step finished) for one lesson."""
+    if progress is None or (progress.current_step == 0 and not progress.finished):
+        return "new"
+    return "done" if step_count - 1 in progress.finished else "started"
+
+
 def utc_iso(moment: datetime) -> str:
     """A datetime as ISO-8601 in UTC, so text order is time order."""
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
