@@ -155,3 +155,21 @@ async def test_spawn_fallback_runs_the_same_steps():
         crash = await session.execute("import os\nos._exit(0)")
         assert crash.kernel_event
         assert (await session.execute("1")).result == "1"
+
+
+async def test_requires_grad_flips_are_seen_however_they_happen(session):
+    await session.execute("xs = [torch.zeros(2) for _ in range(300)]\nmodel = nn.Linear(2, 1)")
+    flips = {
+        "xs[10].requires_grad_()": ("xs[10]", True),
+        "xs[20].requires_grad = True": ("xs[20]", True),
+        "xs[20].detach_()": ("xs[20]", False),
+        "model.requires_grad_(False)": ("model.weight", False),
+    }
+    for source, (name, expected) in flips.items():
+        result = await session.execute(source)
+        assert name in [row["name"] for row in result.tensors], source
+        assert session.tensors[name]["requires_grad"] is expected, source
+    # A flip made outside a step (a lesson's inspect) is caught at the next step.
+    await session.inspect("xs[30].requires_grad_()")
+    after = await session.execute("pass")
+    assert [row["name"] for row in after.tensors] == ["xs[30]"]

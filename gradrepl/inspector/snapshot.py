@@ -67,8 +67,13 @@ class Inspector:
         self._occurrences: Counter[int] = Counter()  # id(tensor) -> names reaching it
         self._changed: set[str] = set()         # names changed in the last step
 
-    def step(self, namespace: dict) -> tuple[list[dict], list[str]]:
-        """Rows changed since the previous call (each with "changed": True) and names that disappeared."""
+    def step(self, namespace: dict, requires_grad_may_change: bool = True) -> tuple[list[dict], list[str]]:
+        """Rows changed since the previous call (each with "changed": True) and names that disappeared.
+
+        The kernel passes requires_grad_may_change=False when its torch-function
+        journal saw no call that can flip a flag (requires_grad_, the property
+        setter, detach_): then tensors that required no grad are not re-asked.
+        """
         walked = _Walker(self._flat).walk(namespace)
         groups: dict[str, _Group] = {}
         candidates: list[tuple[str, torch.Tensor]] = []
@@ -76,7 +81,7 @@ class Inspector:
         for key, (names, tensors) in walked.items():
             group = self._groups.get(key)
             if group is not None and group.holds(names, tensors):
-                candidates.extend(map(lambda i: (names[i], tensors[i]), group.changed_indices(tensors)))
+                candidates.extend(map(lambda i: (names[i], tensors[i]), group.changed_indices(tensors, requires_grad_may_change)))
             else:
                 rebuilt = _Group(names, tensors)
                 changed_at = range(len(names)) if group is None else rebuilt.differs_from(group, tensors)
@@ -347,7 +352,7 @@ class _Group:
             and not any(map(is_not, map(call, self.refs), tensors))
         )
 
-    def changed_indices(self, tensors: list) -> list[int]:
+    def changed_indices(self, tensors: list, requires_grad_may_change: bool = True) -> list[int]:
         """Positions whose version, requires_grad or grad changed; updates the state."""
         hits: set[int] = set()
         versions = _versions(tensors)
@@ -355,7 +360,7 @@ class _Group:
             hits.update(_mismatches(versions, self.versions))
             self.versions = versions
         # one C call answers "still none requires grad?" for plain data
-        if self.any_requires_grad or torch._C._any_requires_grad(tensors):
+        if self.any_requires_grad or (requires_grad_may_change and torch._C._any_requires_grad(tensors)):
             requires_grad = list(map(_REQUIRES_GRAD, tensors))
             if requires_grad != self.requires_grad:
                 hits.update(_mismatches(requires_grad, self.requires_grad))

@@ -107,6 +107,8 @@ class Kernel:
         self.stdout = CappedStream(1)
         self.stderr = CappedStream(2)
         self.reserve: bytearray | None = bytearray(MEMORY_RESERVE)
+        # Whether a requires_grad flag may have changed outside what the last step's journal saw.
+        self.flags_dirty = True
 
     # -- requests -------------------------------------------------------
     def handle(self, message: dict) -> dict:
@@ -114,6 +116,8 @@ class Kernel:
         handler = getattr(self, f"op_{op}", None)
         if op not in protocol.OPS or handler is None:
             return protocol.reply(message.get("id"), ok=False, error=f"unknown op {op!r}")
+        if op != "execute":
+            self.flags_dirty = True  # e.g. `inspect` evaluates code the journal did not see
         try:
             return protocol.reply(message.get("id"), **handler(message))
         except MemoryError:
@@ -145,7 +149,8 @@ class Kernel:
         outcome = self._run(message["source"], step)
         outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         self._end_output(step, outcome["notes"])
-        rows, removed = self.inspector.step(self.namespace)
+        rows, removed = self.inspector.step(self.namespace, requires_grad_may_change=self.flags_dirty)
+        self.flags_dirty = False
         outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
         outcome.update(tensors=rows, removed=removed)
         return outcome
@@ -206,13 +211,14 @@ class Kernel:
         filename = f"<step {step}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         outcome = {"result": None, "error": None, "notes": []}
+        journal = None
         watch = self.watch = AccumulationWatch(self.inspector)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 body, last = _split_last_expression(source, filename)
                 self.executing = True
-                with symbolic.recording(), watch.during_step():
+                with symbolic.recording() as journal, watch.during_step():
                     exec(body, self.namespace)
                     if last is not None:
                         value = eval(last, self.namespace)
@@ -229,6 +235,7 @@ class Kernel:
                 outcome["error"] = _error_info(exc, filename, explain(exc) or sandbox.explain(exc))
             finally:
                 self.executing = False
+                self.flags_dirty = self.flags_dirty or journal is None or journal.flipped_requires_grad
         outcome["notes"].extend(_warning_notes(caught))
         return outcome
 

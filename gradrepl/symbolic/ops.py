@@ -54,8 +54,8 @@ def recording():
     """Record symbolic shadows of small tensors while learner code runs (the worker wraps each step)."""
     from gradrepl.symbolic.shadow import ShadowMode
 
-    with ShadowMode():
-        yield
+    with ShadowMode() as mode:
+        yield mode
 
 
 def check_tensor(namespace: dict, name: str, resolve) -> dict:

@@ -561,7 +561,9 @@ def _grad_fn_words(tensor: torch.Tensor) -> str:
 # -- the mode ----------------------------------------------------------------------------
 
 RECORDER = Recorder()
-_kinds: dict = {}  # func -> (name, in-place base or None, is backward)
+_kinds: dict = {}  # func -> (name, in-place base or None, is backward, can flip requires_grad)
+# Calls that can change a tensor's requires_grad flag (the property covers both get and set).
+FLAG_FLIPPERS = frozenset({"requires_grad_", "requires_grad", "detach_"})
 
 
 class ShadowMode(TorchFunctionMode):
@@ -570,14 +572,17 @@ class ShadowMode(TorchFunctionMode):
     def __init__(self, recorder: Recorder = RECORDER):
         super().__init__()
         self.recorder = recorder
+        self.flipped_requires_grad = False  # the inspector's hint: may any flag have changed?
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         kind = _kinds.get(func)
         if kind is None:
             name = op_name(func)
-            kind = _kinds[func] = (name, in_place_base(name), name == "backward")
-        name, in_place, is_backward = kind
+            kind = _kinds[func] = (name, in_place_base(name), name == "backward", name in FLAG_FLIPPERS)
+        name, in_place, is_backward, flips = kind
+        if flips:
+            self.flipped_requires_grad = True
         if is_backward:
             return self._backward(func, args, kwargs)
         before = None
