@@ -194,7 +194,8 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
     app = learn_app(course, "alpha")
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         pane = await opened(pilot, app, "alpha")
-        assert "Tracking" in app.query_one("#step-0", Markdown).source
+        # A Markdown widget takes its source when mounted, a moment after the step appears.
+        await until(pilot, lambda: "Tracking" in app.query_one("#step-0", Markdown).source, "the prose", timeout=10)
         await next_step(pilot, pane)  # the cell runs in the console's kernel: x appears in the panel
         await until(pilot, lambda: app.query_one(TensorTable).names == ["x"], "x in the panel")
 
@@ -308,7 +309,8 @@ async def test_devanagari_lesson_and_a_predict_key_computed_in_the_key_kernel(co
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         pane = await opened(pilot, app, "hindi")
         assert pane.border_title.startswith("त्वरित जाँच")
-        assert "त्वरित जाँच" in app.query_one("#step-0", Markdown).source
+        await until(pilot, lambda: "त्वरित जाँच" in app.query_one("#step-0", Markdown).source, "the prose",
+                    timeout=10)
         await next_step(pilot, pane)
         await next_step(pilot, pane)
         card = app.query_one("#step-2", QuestionCard)

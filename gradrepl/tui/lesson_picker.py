@@ -10,15 +10,15 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from gradrepl.tutor.lesson import Course, Lesson
-from gradrepl.tutor.progress import LessonProgress
+from gradrepl.tutor.progress import LessonProgress, lesson_state
 
 
 def progress_words(lesson: Lesson, progress: LessonProgress | None) -> tuple[str, str, str]:
     """(mark, words, style) for one lesson's progress."""
-    if progress is None or (progress.current_step == 0 and not progress.finished):
+    state = lesson_state(progress, len(lesson.steps))
+    if state == "new":
         return "○", "not started", "dim"
-    last = len(lesson.steps) - 1
-    if last in progress.finished:
+    if state == "done":
         return "✓", "done", "green"
     return "◐", f"step {progress.current_step + 1} of {len(lesson.steps)}", "yellow"
 

@@ -20,6 +20,7 @@ from textual.widgets import Button, Footer, Markdown, Static
 
 from gradrepl.tui.messages import KernelStateChanged
 from gradrepl.tui.quiz_widgets import QuestionView, option_order, summary_markdown
+from gradrepl.tui.unicode_width import align_with_terminal
 from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader, due_in_words
 
 KERNEL_WORDS = {
@@ -61,6 +62,7 @@ class QuizApp(App):
     def __init__(self, quiz: QuizRun, *, grader: SessionGrader | None = None, seed: int | None = None,
                  lesson_titles: dict[str, str] | None = None) -> None:
         super().__init__()
+        align_with_terminal()  # Devanagari vowel signs take the cell the terminal gives them
         self.quiz = quiz
         # Given a grader, the app starts its kernel on mount and stops it on unmount.
         self.grader = grader

@@ -316,7 +316,7 @@ async def check_holds(question: Question, session) -> tuple[bool, str]:
     """Evaluate a task's check in the kernel: (holds, why not)."""
     described = await session.inspect(f"bool({question.check})")
     if described.get("kind") == "bool":
-        return bool(described.get("value")), "" if described.get("value") else "the state does not pass the check yet"
+        return bool(described.get("value")), "" if described.get("value") else "the state does not pass the check"
     return False, _key_text(described)
 
 
