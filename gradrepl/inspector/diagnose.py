@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+
 import torch
 
 # (fragment of torch's message, explanation); the first matching fragment wins

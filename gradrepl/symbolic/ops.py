@@ -131,7 +131,7 @@ def _render_tensor(result: dict) -> str:
         lines.append(f"{name} = {_cut(formula)}")
     if result.get("of"):
         lines.append(f"gradients of {result['of']}")
-    rows = [("leaf", f"∂/∂leaf", "expected", ".grad", "")]
+    rows = [("leaf", "∂/∂leaf", "expected", ".grad", "")]
     for leaf in result["leaves"]:
         for element in leaf["elements"]:
             rows.append((element["symbol"], _cut(element["symbolic"], 40), _num(element["expected"]),

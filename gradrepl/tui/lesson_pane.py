@@ -12,7 +12,6 @@ kernels) runs in workers or kernel jobs that post messages; handlers render.
 from __future__ import annotations
 
 import asyncio
-import random
 import secrets
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -24,6 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Markdown, OptionList, Static
 
+from gradrepl.kernel.protocol import StepResult
 from gradrepl.tui.console_log import ConsoleLog
 from gradrepl.tui.lesson_kernels import KeyKernel, LiveLesson, needs_kernel
 from gradrepl.tui.lesson_messages import (
@@ -36,9 +36,9 @@ from gradrepl.tui.lesson_messages import (
     Revealed,
 )
 from gradrepl.tui.lesson_picker import LessonPicker
-from gradrepl.tui.lesson_question import QuestionCard, answer_summary, fenced
+from gradrepl.tui.lesson_question import QuestionCard, answer_summary
 from gradrepl.tui.lesson_store import ProgressKeeper
-from gradrepl.kernel.protocol import StepResult
+from gradrepl.tui.markdown_text import fenced
 from gradrepl.tutor.grading import Grade
 from gradrepl.tutor.lesson import Course, Lesson, Question, Step, load_course
 from gradrepl.tutor.progress import LessonProgress
@@ -201,9 +201,7 @@ class LessonPane(Vertical):
         if step.kind == "code":
             return Markdown(fenced(step.text), classes="step cell", id=f"step-{index}")
         question = step.question
-        order = list(range(len(question.options)))
-        random.Random(f"{self._shuffle_seed}{question.uid}").shuffle(order)
-        return QuestionCard(question, order, skippable=self.lesson.skippable, done=done, id=f"step-{index}")
+        return QuestionCard(question, question.option_order(self._shuffle_seed), skippable=self.lesson.skippable, done=done, id=f"step-{index}")
 
     def _enter(self, index: int) -> None:
         """Make step `index` happen: run its cell, or set its question up; prose is read."""

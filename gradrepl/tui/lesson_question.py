@@ -19,6 +19,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Markdown, RadioButton, RadioSet, Static
 
+from gradrepl.tui.markdown_text import fenced
 from gradrepl.tutor.grading import STATE_LABELS, Grade
 from gradrepl.tutor.lesson import Question
 
@@ -31,14 +32,6 @@ TYPE_WORDS = {
     "choice": "choose one", "predict": "predict the value", "predict_state": "predict the state",
     "task": "task", "derive": "derive", "numeric": "a number",
 }
-
-
-def fenced(code: str) -> str:
-    """Code as a Markdown python block (a longer fence if the code holds backticks)."""
-    fence = "```"
-    while fence in code:
-        fence += "`"
-    return f"{fence}python\n{code.rstrip()}\n{fence}"
 
 
 class QuestionCard(Vertical):

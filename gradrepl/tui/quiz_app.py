@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import Button, Footer, Markdown, Static
 
 from gradrepl.tui.messages import KernelStateChanged
-from gradrepl.tui.quiz_widgets import QuestionView, option_order, summary_markdown
+from gradrepl.tui.quiz_widgets import QuestionView, summary_markdown
 from gradrepl.tui.unicode_width import align_with_terminal
 from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader, due_in_words
 
@@ -106,7 +106,7 @@ class QuizApp(App):
             await self.show_summary()
             return
         title = self.lesson_titles.get(question.lesson_id, "")
-        view = QuestionView(question, option_order(question, self.seed), title)
+        view = QuestionView(question, question.option_order(self.seed), title)
         await body.mount(view)
         body.scroll_home(animate=False)
         quiz = self.query_one("#quiz")

@@ -7,7 +7,6 @@ the app grades and calls `show_result`.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from gradrepl.tui.code_input import CodeInput
 from gradrepl.tui.history import History
+from gradrepl.tui.markdown_text import code_span, escape_markdown, fenced
 from gradrepl.tui.messages import CompletionRequested, InputSubmitted
 from gradrepl.tutor.grading import STATE_LABELS
 from gradrepl.tutor.lesson import Question
@@ -46,35 +46,6 @@ FIELD_PLACEHOLDERS = {
     "grad_fn": "None or e.g. MulBackward0", "grad": "None or a value",
     "dtype": "e.g. torch.float32", "shape": "e.g. (2, 3)",
 }
-
-
-def option_order(question: Question, seed: int | None) -> list[int]:
-    """The order the options are shown in: shuffled, reproducibly when a seed is given."""
-    order = list(range(len(question.options)))
-    random.Random(None if seed is None else f"{seed}:{question.uid}").shuffle(order)
-    return order
-
-
-def fenced(code: str, language: str = "python") -> str:
-    """Code as a Markdown block, with a fence longer than any backtick run inside it."""
-    fence = "```"
-    while fence in code:
-        fence += "`"
-    return f"{fence}{language}\n{code.rstrip()}\n{fence}"
-
-
-def code_span(text: str) -> str:
-    """Text as Markdown inline code, whatever backticks it holds."""
-    ticks = "`"
-    while ticks in text:
-        ticks += "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def escape_markdown(text: str) -> str:
-    """Text that Markdown shows as written (every ASCII punctuation mark may be escaped)."""
-    return "".join("\\" + c if c in "\\`*_[]<>#|!~" else c for c in text)
 
 
 def key_markdown(result: QuizResult) -> str:

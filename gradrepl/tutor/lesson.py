@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +129,12 @@ class Question:
     @property
     def uid(self) -> str:
         return f"{self.lesson_id}/{self.id}"
+
+    def option_order(self, seed: str | int | None) -> list[int]:
+        """The order a choice question's options are shown in: the same seed gives the same order."""
+        order = list(range(len(self.options)))
+        random.Random(None if seed is None else f"{seed}:{self.uid}").shuffle(order)
+        return order
 
     @property
     def computed(self) -> bool:

@@ -11,7 +11,6 @@ before the lesson goes on, so every later key is the same for everyone.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -228,9 +227,7 @@ class LessonPlayer:
 
     # -- helpers --------------------------------------------------------------
     def _order(self, question: Question) -> list[int]:
-        order = list(range(len(question.options)))
-        random.Random(f"{self.shuffle_seed}{question.uid}").shuffle(order)
-        return order
+        return question.option_order(self.shuffle_seed)
 
     def _timed(self, result, line: int) -> None:
         if result.duration_ms > self.summary.slowest_ms:
