@@ -77,5 +77,19 @@ def read_source(path: str) -> str:
                          "save it as UTF-8") from None
 
 
+def open_store():
+    """The progress store, its notices said on stderr; a store that cannot be opened is a usage error."""
+    from gradrepl.cli import UsageError
+    from gradrepl.tutor.progress import ProgressStore, StoreError
+
+    try:
+        store = ProgressStore.open()
+    except (StoreError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    for notice in store.notices:
+        print(f"gradrepl: {notice}", file=sys.stderr)
+    return store
+
+
 def run_async(coro) -> int:
     return asyncio.run(coro)

@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
+from gradrepl.commands.common import open_store
 from gradrepl.tutor.lesson import Course, load_course
-from gradrepl.tutor.progress import LessonProgress, ProgressStore, StoreError, lesson_state
+from gradrepl.tutor.progress import LessonProgress, lesson_state
 
 
 def register(subparsers) -> None:
@@ -37,12 +38,12 @@ def listing(course: Course, progress: dict[str, LessonProgress]) -> list[dict]:
 
 
 def stored_progress() -> dict[str, LessonProgress]:
+    from gradrepl.cli import UsageError
+
     try:
-        with ProgressStore.open() as store:
-            for notice in store.notices:
-                print(f"gradrepl: {notice}", file=sys.stderr)
+        with open_store() as store:
             return store.lessons()
-    except (StoreError, OSError) as exc:
+    except UsageError as exc:  # the course is still worth listing
         print(f"gradrepl: progress not shown: {exc}", file=sys.stderr)
         return {}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gradrepl.commands.common import add_kernel_options, kernel_options, run_async
+from gradrepl.commands.common import add_kernel_options, kernel_options, open_store, run_async
 
 
 def register(subparsers) -> None:
@@ -31,7 +31,6 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from gradrepl.cli import UsageError
     from gradrepl.tutor.lesson import load_course
-    from gradrepl.tutor.progress import ProgressStore, StoreError
     from gradrepl.tutor.quiz import SessionGrader, SpacedRepetition, due_in_words, start_quiz
 
     if args.count < 1:
@@ -41,13 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if course.problems:
         print(f"gradrepl: {len(course.problems)} problem(s) in the lessons; those lessons are left out "
               "(`gradrepl lint` lists them).", file=sys.stderr)
-    try:
-        store = ProgressStore.open()
-    except StoreError as exc:
-        raise UsageError(str(exc)) from None
-    with store:
-        for notice in store.notices:
-            print(f"gradrepl: {notice}", file=sys.stderr)
+    with open_store() as store:
         spaced = SpacedRepetition(store)
         grader = SessionGrader(options)
         try:

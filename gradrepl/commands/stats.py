@@ -11,6 +11,7 @@ import json
 import sys
 from datetime import datetime
 
+from gradrepl.commands.common import open_store
 from gradrepl.tutor.progress import ProgressStore, StoreError
 from gradrepl.tutor.quiz import SpacedRepetition, due_in_words, review_stats
 
@@ -28,15 +29,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradrepl.cli import UsageError
-
-    try:
-        store = ProgressStore.open()
-    except StoreError as exc:
-        raise UsageError(str(exc)) from None
-    with store:
-        for notice in store.notices:
-            print(f"gradrepl: {notice}", file=sys.stderr)
+    with open_store() as store:
         if args.export:
             return _export(store, args.export)
         if args.import_file:
