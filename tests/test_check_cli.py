@@ -2,8 +2,8 @@
 
 import argparse
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path

@@ -1,7 +1,6 @@
 """The kernel as a learner meets it: real kernel processes, no mocks."""
 
 import asyncio
-import os
 
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session

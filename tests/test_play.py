@@ -5,7 +5,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import GRADREPL, ROOT
 
 LESSON_FILES = sorted((ROOT / "lessons").glob("*.md"))

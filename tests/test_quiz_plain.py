@@ -1,6 +1,6 @@
 """The quiz end to end: a real kernel grades, the store keeps every answer.
 
-Questions come from a small lesson written here in the course format; answers
+Questions come from the small lesson in quiz_lesson.py; answers
 go in through prompt_toolkit's pipe input, or through stdin of a real
 `gradrepl quiz --plain` process.
 """
@@ -20,62 +20,13 @@ import pytest
 from fsrs import Rating
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from quiz_lesson import write_quiz_course
 
 from gradrepl import paths
 from gradrepl.plain.quiz import PromptReader, play_quiz
 from gradrepl.tutor.lesson import LESSONS_ENV, load_course
 from gradrepl.tutor.progress import ProgressStore
 from gradrepl.tutor.quiz import SessionGrader, SpacedRepetition, start_quiz
-
-LESSON = '''---
-id: quizcheck
-title: Quiz check
-version: 1
----
-
-We start with one leaf tensor.
-
-```python
-import torch
-x = torch.tensor(3.0, requires_grad=True)
-```
-
-```question
-id: square
-type: predict
-prompt: What is x.grad after this?
-code: |
-  y = x ** 2
-  y.backward()
-ask: x.grad
-hints:
-  - The derivative of x**2 is 2*x.
-misconceptions:
-  - answer: "3"
-    feedback: That is x itself, not the derivative 2*x.
-```
-
-```question
-id: leaf
-type: choice
-prompt: Is x a leaf tensor?
-options:
-  - text: "yes"
-    correct: true
-  - text: "no"
-    feedback: A tensor you create yourself is a leaf; only results of operations are not.
-```
-
-```question
-id: product-state
-type: predict_state
-prompt: After z = x * 2, what is z's autograd state?
-code: |
-  z = x * 2
-ask: z
-fields: [requires_grad, is_leaf]
-```
-'''
 
 # Typed lines per question: the first wrong (a named misconception), then right after a hint, etc.
 RIGHT = {"quizcheck/square": ["6"], "quizcheck/leaf": ["1"], "quizcheck/product-state": ["True", "False"]}
@@ -88,9 +39,7 @@ CLI = ("import sys; from gradrepl import cli; cli.COMMANDS = ('quiz', 'stats'); 
 
 @pytest.fixture
 def course_dir(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "lessons"
-    folder.mkdir()
-    (folder / "01-quizcheck.md").write_text(LESSON)
+    folder = write_quiz_course(tmp_path, "quizcheck", "Quiz check", "What is x.grad after this?")
     monkeypatch.setenv(LESSONS_ENV, str(folder))
     monkeypatch.setenv(paths.HOME_ENV, str(tmp_path / "home"))
     return folder

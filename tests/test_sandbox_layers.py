@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from process_support import outlives
 
 from gradrepl.kernel import sandbox
 from gradrepl.kernel.sandbox import Policy, apply, default_memory_limit, parse_size
@@ -153,22 +154,9 @@ def test_kernel_dies_with_its_parent(policy: Policy) -> None:
     os.kill(middle, signal.SIGKILL)
     os.waitpid(middle, 0)
     kernel = message["pid"]
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _alive(kernel):
-        time.sleep(0.02)
-    alive = _alive(kernel)
-    if alive:
-        os.kill(kernel, signal.SIGKILL)
+    outlived = outlives(kernel)
     require(message["report"], "parent_death")
-    assert not alive, "the kernel outlived its parent"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
+    assert not outlived, "the kernel outlived its parent"
 
 
 # --- limits and memory -------------------------------------------------------------------

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
-from textual.message import Message
+from tui_support import Recorder, until
 
 from gradrepl.session import Session
 from gradrepl.tui.app import GradReplApp
@@ -23,29 +22,6 @@ from gradrepl.tui.messages import (
 )
 from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.tensor_table import TensorTable
-
-KERNEL_WAIT = 60.0
-
-
-class Recorder:
-    """Every message the app's widgets post, for assertions."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    def __call__(self, message: Message) -> None:
-        self.messages.append(message)
-
-    def of(self, kind: type) -> list:
-        return [m for m in self.messages if isinstance(m, kind)]
-
-
-async def until(pilot, condition, what: str, timeout: float = KERNEL_WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
 
 
 async def type_and_run(pilot, source: str) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from textual.message import Message
 from textual.widgets import Button, Markdown, OptionList
 from textual.widgets._markdown import MarkdownParagraph
+from tui_support import Recorder, until
 
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.code_input import CodeInput
@@ -20,7 +19,6 @@ from gradrepl.tui.lesson_question import QuestionCard
 from gradrepl.tui.messages import StepFinished
 from gradrepl.tui.tensor_table import TensorTable
 
-KERNEL_WAIT = 60.0
 SIZE = (150, 45)
 
 ALPHA = '''---
@@ -105,27 +103,6 @@ prompt: Write an essay.
 '''
 
 
-class Recorder:
-    """Every message the app's widgets post, for assertions."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    def __call__(self, message: Message) -> None:
-        self.messages.append(message)
-
-    def of(self, kind: type) -> list:
-        return [m for m in self.messages if isinstance(m, kind)]
-
-
-async def until(pilot, condition, what: str, timeout: float = KERNEL_WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-
-
 def shown(markdown: Markdown) -> str:
     """A Markdown widget's words as rendered: the Markdown syntax is gone."""
     return "\n".join(str(block.render()) for block in markdown.query(MarkdownParagraph))
@@ -189,6 +166,19 @@ async def choose(pilot, card: QuestionCard, option: int) -> None:
     await click(pilot, card.query_one(f"#option-{option}"))
 
 
+async def to_the_task(pilot, app: GradReplApp, recorder: Recorder) -> QuestionCard:
+    """Open alpha, step past its prose and cell, answer its choice rightly and step on to its task."""
+    pane = await opened(pilot, app, "alpha")
+    await next_step(pilot, pane)
+    await next_step(pilot, pane)
+    choice = app.query_one("#step-2", QuestionCard)
+    await choose(pilot, choice, 0)
+    await answer(pilot, choice, recorder)
+    await until(pilot, lambda: choice.done, "the choice to close")
+    await next_step(pilot, pane)
+    return app.query_one("#step-3", QuestionCard)
+
+
 async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(course):
     recorder = Recorder()
     app = learn_app(course, "alpha")
@@ -250,14 +240,7 @@ async def test_resume_replays_finished_steps_in_a_fresh_kernel(course, gradrepl_
     recorder = Recorder()
     app = learn_app(course, "alpha")
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
-        pane = await opened(pilot, app, "alpha")
-        await next_step(pilot, pane)
-        await next_step(pilot, pane)
-        card = app.query_one("#step-2", QuestionCard)
-        await choose(pilot, card, 0)
-        await answer(pilot, card, recorder)
-        await until(pilot, lambda: card.done, "the choice to close")
-        await next_step(pilot, pane)  # on the task when the learner quits
+        await to_the_task(pilot, app, recorder)  # on the task when the learner quits
         await pilot.pause(0.2)  # the progress write is committed on its own thread
     assert (gradrepl_home / "progress.sqlite3").exists()
 
@@ -352,15 +335,7 @@ async def test_a_failed_check_puts_the_namespace_back_where_the_task_started(cou
     recorder = Recorder()
     app = learn_app(course, "alpha")
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
-        pane = await opened(pilot, app, "alpha")
-        await next_step(pilot, pane)
-        await next_step(pilot, pane)
-        choice = app.query_one("#step-2", QuestionCard)
-        await choose(pilot, choice, 0)
-        await answer(pilot, choice, recorder)
-        await until(pilot, lambda: choice.done, "the choice to close")
-        await next_step(pilot, pane)
-        task = app.query_one("#step-3", QuestionCard)
+        task = await to_the_task(pilot, app, recorder)
         table = app.query_one(TensorTable)
         await until(pilot, lambda: app.query_one(CodeInput).has_focus, "the console to take the task's code")
 

@@ -1,7 +1,7 @@
 """The quiz screen driven like a learner drives it: keys in, a real kernel grades, the store keeps every answer.
 
-Questions come from a small lesson written here in the course format (its
-title and one prompt in Devanagari); the screen is 80x24.
+Questions come from the small lesson in quiz_lesson.py, its title and one
+prompt in Devanagari here; the screen is 80x24.
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ import sys
 import time
 import uuid
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from fsrs import Rating
+from quiz_lesson import write_quiz_course
+from tui_support import KERNEL_WAIT, until
 
 from gradrepl.tui.quiz_app import AnswerGraded, QuizApp, closing_words
 from gradrepl.tui.quiz_widgets import QuestionView
@@ -25,76 +28,19 @@ from gradrepl.tutor.lesson import LESSONS_ENV, load_course
 from gradrepl.tutor.progress import ProgressStore
 from gradrepl.tutor.quiz import SessionGrader, SpacedRepetition, start_quiz
 
-LESSON = '''---
-id: tuiquiz
-title: "त्वरित जाँच — quiz screen"
-version: 1
----
-
-One leaf tensor.
-
-```python
-import torch
-x = torch.tensor(3.0, requires_grad=True)
-```
-
-```question
-id: square
-type: predict
-prompt: "त्वरित जाँच: what is `x.grad` after this?"
-code: |
-  y = x ** 2
-  y.backward()
-ask: x.grad
-hints:
-  - The derivative of x**2 is 2*x.
-misconceptions:
-  - answer: "3"
-    feedback: That is x itself, not the derivative 2*x.
-```
-
-```question
-id: leaf
-type: choice
-prompt: Is `x` a leaf tensor?
-options:
-  - text: "yes"
-    correct: true
-  - text: "no"
-    feedback: A tensor you create yourself is a leaf; only results of operations are not.
-```
-
-```question
-id: product-state
-type: predict_state
-prompt: After `z = x * 2`, what is z's autograd state?
-code: |
-  z = x * 2
-ask: z
-fields: [requires_grad, is_leaf]
-```
-
-```question
-id: make-w
-type: task
-prompt: Make `w`, a tracked leaf tensor holding 1.0.
-check: w.requires_grad and w.is_leaf and w.item() == 1.0
-solution: |
-  w = torch.tensor(1.0, requires_grad=True)
-```
-'''
-
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=timezone.utc)
 SIZE = (80, 24)
-WAIT = 60.0
+
+
+def write_course(tmp_path) -> Path:
+    """The lesson tuiquiz, with its task question, in a course folder of its own."""
+    return write_quiz_course(tmp_path, "tuiquiz", "त्वरित जाँच — quiz screen",
+                             "त्वरित जाँच: what is `x.grad` after this?", with_task=True)
 
 
 @pytest.fixture
 def course(tmp_path):
-    folder = tmp_path / "lessons"
-    folder.mkdir()
-    (folder / "01-tuiquiz.md").write_text(LESSON, encoding="utf-8")
-    loaded = load_course(folder)
+    loaded = load_course(write_course(tmp_path))
     assert not loaded.problems
     return loaded
 
@@ -107,14 +53,6 @@ def store():
 
 def spaced_for(store: ProgressStore) -> SpacedRepetition:
     return SpacedRepetition(store, clock=lambda: T0, fuzzing=False)
-
-
-async def until(pilot, condition, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
 
 
 async def type_line(pilot, text: str) -> None:
@@ -228,16 +166,14 @@ async def test_quitting_mid_quiz_keeps_every_answer_given(course, store, session
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_gradrepl_quiz_in_a_terminal_opens_the_screen_and_quitting_keeps_the_answer(tmp_path, gradrepl_home):
     """`gradrepl quiz` on a terminal is the Textual screen; Ctrl+Q mid-quiz keeps what was answered."""
-    folder = tmp_path / "lessons"
-    folder.mkdir()
-    (folder / "01-tuiquiz.md").write_text(LESSON, encoding="utf-8")
+    folder = write_course(tmp_path)
     server = ["tmux", "-L", f"gradrepl-quiz-{uuid.uuid4().hex[:8]}"]
     command = (f"env GRADREPL_HOME={gradrepl_home} {LESSONS_ENV}={folder} {sys.executable} -m gradrepl quiz "
                f"--lesson tuiquiz --count 2 --seed 3; echo EXIT=$?; sleep 30")
     subprocess.run([*server, "new-session", "-d", "-x", "80", "-y", "24", command], check=True)
 
     def screen_once(predicate, what: str) -> str:
-        deadline = time.monotonic() + WAIT
+        deadline = time.monotonic() + KERNEL_WAIT
         while True:
             screen = subprocess.run([*server, "capture-pane", "-p"], capture_output=True, text=True).stdout
             if predicate(screen):

@@ -1,0 +1,33 @@
+"""What the TUI tests share: a recorder of every message the app posts, and a wait for a condition."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from textual.message import Message
+
+# A first kernel start (and a first import of torch) can take this long on a slow machine.
+KERNEL_WAIT = 60.0
+
+
+class Recorder:
+    """Every message the app's widgets post, for assertions."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    def __call__(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def of(self, kind: type) -> list:
+        return [m for m in self.messages if isinstance(m, kind)]
+
+
+async def until(pilot, condition, what: str, timeout: float = KERNEL_WAIT) -> None:
+    """Let the app run until `condition()` holds; fail the test naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
