@@ -7,12 +7,12 @@ import asyncio
 import pytest
 from tui_support import Recorder, until
 
+from gradrepl.history import History
 from gradrepl.session import Session
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.code_input import CodeInput
 from gradrepl.tui.console_log import ConsoleLog
 from gradrepl.tui.graph_tree import GraphTree
-from gradrepl.tui.history import History
 from gradrepl.tui.messages import (
     DetailsLoaded,
     KernelReady,

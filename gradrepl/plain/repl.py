@@ -15,11 +15,12 @@ import sys
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, Completion
-from prompt_toolkit.history import FileHistory
+from prompt_toolkit.history import History as PromptHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.python import PythonLexer
 
+from gradrepl.history import History, default_path
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.session import Session
 from gradrepl.textviews import tensor_table
@@ -127,13 +128,25 @@ async def repl(session: Session, prompt: PromptSession) -> int:
         print_result(result)
 
 
-def build_prompt(session: Session, **io) -> PromptSession:
-    """The input line: multi-line, highlighted, with history in the user data dir."""
-    from gradrepl.paths import data_dir
+class SharedHistory(PromptHistory):
+    """prompt_toolkit's view of the history file the TUI writes too."""
 
+    def __init__(self, history: History):
+        super().__init__()
+        self.history = history
+
+    def load_history_strings(self):
+        return reversed(self.history.entries)  # prompt_toolkit wants the newest first
+
+    def store_string(self, string: str) -> None:
+        self.history.add(string)
+
+
+def build_prompt(session: Session, **io) -> PromptSession:
+    """The input line: multi-line, highlighted, with the shared history from the user data dir."""
     return PromptSession(
         multiline=True, key_bindings=key_bindings(), lexer=PygmentsLexer(PythonLexer),
-        history=FileHistory(str(data_dir() / "history")), completer=KernelCompleter(session),
+        history=SharedHistory(History(default_path())), completer=KernelCompleter(session),
         complete_while_typing=False, **io)
 
 

@@ -18,13 +18,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Static
 
+from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session
 from gradrepl.tui.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.console_log import ConsoleLog
 from gradrepl.tui.details import TensorDetails
-from gradrepl.tui.history import History
 from gradrepl.tui.lesson_pane import LessonPane
 from gradrepl.tui.messages import (
     CompletionRequested,
@@ -75,7 +75,7 @@ class GradReplApp(App):
         self.learn = (lesson_id, lessons_dir) if learn else None
         self.options = options or KernelOptions()
         self.start_kernel_on_mount = start_kernel
-        self.repl_history = history if history is not None else History(_history_path())
+        self.repl_history = history if history is not None else History(default_path())
         self.session: Session | None = None
         self.kernel_state = "starting"
         self.details_name: str | None = None
@@ -368,15 +368,6 @@ class GradReplApp(App):
         status = self.query_one(StatusBar)
         status.queued = count
         status.refresh_text()
-
-
-def _history_path():
-    from gradrepl.paths import data_dir
-
-    try:
-        return data_dir() / "repl_history.jsonl"
-    except OSError:
-        return None
 
 
 def run_app(args: argparse.Namespace) -> int:

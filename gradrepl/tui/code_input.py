@@ -8,7 +8,7 @@ import re
 from textual import events
 from textual.widgets import TextArea
 
-from gradrepl.tui.history import History
+from gradrepl.history import History
 from gradrepl.tui.messages import CompletionRequested, InputSubmitted
 from gradrepl.tui.statement import is_complete, next_indent
 

@@ -1,4 +1,7 @@
-"""Input history that survives restarts: one JSON string per line in the user data dir."""
+"""Input history that survives restarts: one JSON string per line in the user data dir.
+
+The TUI and the plain REPL share one file, so a line typed in either comes back in both.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,16 @@ import json
 from pathlib import Path
 
 MAX_ENTRIES = 1000
+
+
+def default_path() -> Path | None:
+    """The shared history file, or None (history in memory only) when the data dir is unusable."""
+    from gradrepl.paths import data_dir
+
+    try:
+        return data_dir() / "repl_history.jsonl"
+    except OSError:
+        return None
 
 
 class History:
