@@ -18,6 +18,7 @@ from gradrepl.tui.lesson_picker import LessonPicker
 from gradrepl.tui.lesson_question import QuestionCard
 from gradrepl.tui.messages import StepFinished
 from gradrepl.tui.tensor_table import TensorTable
+from gradrepl.tutor.progress import ProgressStore
 
 SIZE = (150, 45)
 
@@ -234,6 +235,10 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
         picker = app.query_one(LessonPicker)
         await until(pilot, lambda: picker.display and "done" in picker_text(picker.get_option("alpha")),
                     "the course with alpha done", timeout=10)
+    # The first verdict on each question became a quiz review, so `gradrepl quiz` schedules them.
+    with ProgressStore.open() as store:
+        assert [(r.correct, r.hinted) for r in store.reviews("alpha/flag")] == [(False, False)]
+        assert [(r.correct, r.hinted) for r in store.reviews("alpha/make-grad")] == [(False, False)]
 
 
 async def test_resume_replays_finished_steps_in_a_fresh_kernel(course, gradrepl_home):

@@ -43,6 +43,8 @@ class AnswerGraded(Message):
 
     uid: str
     grade: Grade
+    answer: str = ""    # what the learner gave, for the review log
+    counts: bool = True  # False when no verdict could be reached: not a review
 
 
 @dataclass

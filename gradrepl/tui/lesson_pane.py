@@ -57,6 +57,7 @@ class LessonPane(Vertical):
         self.course: Course | None = None
         self.course_progress: dict[str, LessonProgress] = {}
         self.keeper = ProgressKeeper()
+        self._reviewed: set[str] = set()  # questions already rated as quiz reviews in this visit
         self.keys: KeyKernel | None = None
         self.lesson: Lesson | None = None
         self.progress: LessonProgress | None = None
@@ -335,7 +336,9 @@ class LessonPane(Vertical):
             grade = await self.keys_for(question).grade(question, answer)
         except Exception as exc:  # no verdict is not a wrong answer: say why and let the learner retry
             grade = Grade(False, f"This answer could not be graded ({type(exc).__name__}: {exc}); try again.")
-        self.post_message(AnswerGraded(question.uid, grade))
+            self.post_message(AnswerGraded(question.uid, grade, counts=False))
+            return
+        self.post_message(AnswerGraded(question.uid, grade, answer=str(answer)))
 
     def keys_for(self, question: Question) -> KeyKernel:
         if self.keys is None:  # only author-keyed questions so far: a kernel is started on demand
@@ -346,7 +349,7 @@ class LessonPane(Vertical):
         live = LiveLesson(self.lesson, self.app.post_message)
 
         async def job(session) -> None:
-            self.post_message(AnswerGraded(question.uid, await live.check(session, question)))
+            self.post_message(AnswerGraded(question.uid, await live.check(session, question), answer="(task check)"))
         return job
 
     @on(AnswerGraded)
@@ -355,6 +358,10 @@ class LessonPane(Vertical):
         if card is None or card.done:
             return
         card.show_grade(message.grade)
+        if message.counts and message.uid not in self._reviewed:  # the first verdict of this visit rates the card
+            self._reviewed.add(message.uid)
+            self.keeper.review(message.uid, message.grade.correct, self.progress.hints.get(index, 0) > 0,
+                               message.answer)
         if message.grade.restored:  # the console's namespace changed under the learner: say so there too
             self._console_notice("Check: not yet. The namespace is back to where this task started; "
                                  "↑ brings your lines back to edit.", "yellow")

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from gradrepl.tutor.progress import LessonProgress, ProgressStore, StoreError
+from gradrepl.tutor.quiz import SpacedRepetition
 
 T = TypeVar("T")
 
@@ -52,6 +53,11 @@ class ProgressKeeper:
     def save(self, progress: LessonProgress) -> None:
         """Queue a write; the thread runs queued writes in order, and close() waits for them."""
         self._thread.submit(self._run, lambda store: store.save_lesson(progress), None)
+
+    def review(self, question_id: str, correct: bool, hinted: bool, answer: str) -> None:
+        """Queue a quiz review of a lesson answer, so `gradrepl quiz` schedules what was learnt here."""
+        self._thread.submit(self._run, lambda store: SpacedRepetition(store).review(
+            question_id, correct, hinted, answer), None)
 
     def take_notices(self) -> list[str]:
         notices, self.notices = self.notices, []
