@@ -112,16 +112,10 @@ class Session:
     async def _after_crash(self, step: int, source: str, reason: str) -> StepResult:
         dead = self.client.kernel
         out, err = await self.client.leftover_output(dead) if dead else ("", "")
-        self._set_state("starting")
-        await self.client.replace()
-        self.sandbox = self.client.kernel.ready.get("sandbox", self.sandbox)
-        removed = list(self.tensors)
-        self.tensors.clear()
+        removed = await self.restart()
         words = (f"{reason[0].upper()}{reason[1:]}. A fresh kernel was started "
                  f"({self.client.kernel.started_ms:.0f} ms): the variables you defined before are lost. "
                  "Your history is kept, so you can run those lines again.")
-        self._set_state("restarted")
-        self._set_state("idle")
         return StepResult(step=step, source=source, stdout=out, stderr=err, removed=removed,
                           error=ErrorInfo(type="KernelLost", message=reason, explanation=words),
                           kernel_event=words)

@@ -142,15 +142,20 @@ class KernelProcess:
     started_ms: float = 0.0
 
     def kill(self) -> None:
-        """SIGKILL the kernel's whole process group and stop reading its pipes."""
-        for pipe in (self.stdout, self.stderr):
-            if pipe.task and pipe.eof:
-                pipe.task.cancel()
+        """SIGKILL the kernel's whole process group (its pipes stay readable for last words)."""
         for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
             try:
                 target()
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def close(self) -> None:
+        """Kill the kernel and let go of its pipes: nothing more will be read from it."""
+        self.kill()
+        self.commands.close()
+        for pipe in (self.stdout, self.stderr):
+            if pipe.task:
+                pipe.task.cancel()
 
 
 class Zygote:
@@ -325,8 +330,7 @@ class KernelClient:
         """Kill the current kernel (if alive) and start a fresh one."""
         old = self.kernel
         if old is not None:
-            old.kill()
-            old.commands.close()
+            old.close()
         self.kernel = None
         self.restarts += 1
         self.kernel = await self._new_kernel()
@@ -334,8 +338,7 @@ class KernelClient:
 
     async def close(self) -> None:
         if self.kernel:
-            self.kernel.kill()
-            self.kernel.commands.close()
+            self.kernel.close()
             self.kernel = None
         if self.zygote:
             await self.zygote.close()
