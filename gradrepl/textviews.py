@@ -46,6 +46,25 @@ def row_cells(row: dict, width: int = 32) -> list[str]:
     ]
 
 
+def step_text(result) -> str:
+    """What one step did, as the plain REPL and `gradrepl run` print it (a StepResult in, lines out)."""
+    lines = [text[:-1] if text.endswith("\n") else text for text in (result.stdout, result.stderr) if text]
+    lines += [text for text in (result.result, result.display) if text is not None]
+    if result.error:
+        lines.append(result.error.traceback.rstrip() if result.error.traceback
+                     else f"{result.error.type}: {result.error.message}")
+        if result.error.explanation and not result.kernel_event:
+            lines.append(f"  why: {result.error.explanation}")
+    if result.kernel_event:
+        lines.append(f"  ! {result.kernel_event}")
+    lines += [f"  note: {note}" for note in result.notes]
+    if result.tensors:
+        lines.append(tensor_table(result.tensors))
+    if result.removed:
+        lines.append(f"  removed: {', '.join(result.removed)}")
+    return "\n".join(lines)
+
+
 def tensor_table(rows: list[dict], all_rows: bool = False) -> str:
     """An aligned table; changed rows are marked with '*' unless every row is shown plainly."""
     if not rows:

@@ -9,7 +9,7 @@ import time
 from gradrepl import __version__
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, read_source, run_async
 from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
-from gradrepl.textviews import tensor_table
+from gradrepl.textviews import step_text
 
 
 def register(subparsers) -> None:
@@ -99,26 +99,7 @@ def _print_header(header: dict) -> None:
 
 def _print_step(result: StepResult, line: int) -> None:
     print(f"\n── step {result.step} · line {line} · {result.duration_ms:.1f} ms " + "─" * 20)
-    for source_line in result.source.splitlines():
-        print(f">>> {source_line}")
-    if result.stdout:
-        print(result.stdout, end="" if result.stdout.endswith("\n") else "\n")
-    if result.stderr:
-        print(result.stderr, end="" if result.stderr.endswith("\n") else "\n")
-    if result.result is not None:
-        print(result.result)
-    if result.display:
-        print(result.display)
-    if result.error:
-        if result.error.traceback:
-            print(result.error.traceback.rstrip())
-        else:
-            print(f"{result.error.type}: {result.error.message}")
-        if result.error.explanation:
-            print(f"  why: {result.error.explanation}")
-    for note in result.notes:
-        print(f"  note: {note}")
-    if result.tensors:
-        print(tensor_table(result.tensors))
-    if result.removed:
-        print(f"  removed: {', '.join(result.removed)}")
+    print("\n".join(f">>> {source_line}" for source_line in result.source.splitlines()))
+    text = step_text(result)
+    if text:
+        print(text)

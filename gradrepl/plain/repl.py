@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import codeop
 import signal
-import sys
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, Completion
@@ -23,7 +22,7 @@ from pygments.lexers.python import PythonLexer
 from gradrepl.history import History, default_path
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.session import Session
-from gradrepl.textviews import tensor_table
+from gradrepl.textviews import step_text
 
 BANNER = ("gradrepl — a torch REPL that shows autograd's state after every step.\n"
           "torch, nn and F are imported. %help lists commands; Ctrl-C interrupts; Ctrl-D quits.")
@@ -77,30 +76,10 @@ def key_bindings() -> KeyBindings:
     return bindings
 
 
-def print_result(result: StepResult, out=None) -> None:
-    out = out or sys.stdout
-    if result.stdout:
-        out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
-    if result.stderr:
-        out.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
-    if result.result is not None:
-        out.write(result.result + "\n")
-    if result.display:
-        out.write(result.display + "\n")
-    if result.error:
-        out.write((result.error.traceback.rstrip() if result.error.traceback
-                   else f"{result.error.type}: {result.error.message}") + "\n")
-        if result.error.explanation and not result.kernel_event:
-            out.write(f"  why: {result.error.explanation}\n")
-    if result.kernel_event:
-        out.write(f"  ! {result.kernel_event}\n")
-    for note in result.notes:
-        out.write(f"  note: {note}\n")
-    if result.tensors:
-        out.write(tensor_table(result.tensors) + "\n")
-    if result.removed:
-        out.write(f"  removed: {', '.join(result.removed)}\n")
-    out.flush()
+def print_result(result: StepResult) -> None:
+    text = step_text(result)
+    if text:
+        print(text, flush=True)
 
 
 async def repl(session: Session, prompt: PromptSession) -> int:
