@@ -336,6 +336,15 @@ def warm_up() -> None:
     from gradrepl.symbolic import crosscheck, shadow  # noqa: F401
 
 
+def _home_in_scratch(scratch: str) -> None:
+    """Caches (jedi's, torch's, matplotlib's) go to scratch: the sandbox refuses writes anywhere else."""
+    import jedi
+
+    for var in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        os.environ[var] = scratch
+    jedi.settings.cache_directory = os.path.join(scratch, ".cache", "jedi")
+
+
 def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, policy: dict) -> None:
     """Become a kernel: wire the fds, harden the process, then answer requests until EOF."""
     os.dup2(out_fd, 1)
@@ -354,6 +363,7 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
 
     signal.signal(signal.SIGINT, on_sigint)
     os.chdir(policy["scratch_dir"])
+    _home_in_scratch(policy["scratch_dir"])
     layers = sandbox.apply(sandbox.Policy(
         memory_limit=policy["memory_limit"], allow_network=policy["allow_network"],
         scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace")))
