@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from gradrepl.symbolic import crosscheck, expr  # noqa: E402
-from gradrepl.symbolic.ops import check_expression, check_tensor, recording  # noqa: E402
+from gradrepl.kernel.symbolic import crosscheck, expr  # noqa: E402
+from gradrepl.kernel.symbolic.ops import check_expression, check_tensor, recording  # noqa: E402
 
 TYPICAL = ["x**2 + 3*x", "sin(x)*exp(y)", "sigmoid(w*x + b)", "tanh(x)**2 + log(x)", "x**x"]
 

@@ -18,7 +18,7 @@ import time
 import torch
 from torch import nn
 
-from gradrepl.inspector import Inspector
+from gradrepl.kernel.inspect import Inspector
 
 STEPS = 300
 

@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gradrepl.tui.app import GradReplApp  # noqa: E402
-from gradrepl.tui.code_input import CodeInput  # noqa: E402
-from gradrepl.tui.history import History  # noqa: E402
+from gradrepl.tui.console.code_input import CodeInput  # noqa: E402
+from gradrepl.history import History  # noqa: E402
 from gradrepl.tui.messages import PanelUpdated, StepFinished  # noqa: E402
-from gradrepl.tui.tensor_table import TensorTable  # noqa: E402
+from gradrepl.tui.tensors.tensor_table import TensorTable  # noqa: E402
 
 MANY = "ts = [torch.randn(4, requires_grad=True) for _ in range(1000)]"
 FEW_CHANGE = "(ts[0] * ts[1] + ts[2]).sum().backward()"

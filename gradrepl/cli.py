@@ -11,6 +11,7 @@ import os
 import sys
 
 from gradrepl import __version__
+from gradrepl.errors import UsageError
 
 # Each name is a module in gradrepl/commands/ with register() and run().
 COMMANDS = (
@@ -24,10 +25,6 @@ COMMANDS = (
     "stats",
     "doctor",
 )
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -77,8 +74,4 @@ def _interactive(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    # Run the imported module, not this __main__ copy, so commands and this
-    # entry point share one UsageError class.
-    from gradrepl.cli import main as cli_main
-
-    sys.exit(cli_main())
+    sys.exit(main())

@@ -45,7 +45,7 @@ def test_bad_points_are_refused_with_the_reason(text, words):
 
 
 def test_bad_at_is_a_usage_error_before_any_kernel_starts():
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     with pytest.raises(UsageError, match="--at: x=two"):
         run_check("x**2", "--at", "x=two")

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from gradrepl.symbolic.ops import check_expression, equivalent, render_check
+from gradrepl.kernel.symbolic.ops import check_expression, equivalent, render_check
 
 
 def sig(v):

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from gradrepl.inspector import AccumulationWatch, Inspector, explain, explain_warning
+from gradrepl.kernel.inspect import AccumulationWatch, Inspector, explain, explain_warning
 
 
 def raised(code: str) -> BaseException:

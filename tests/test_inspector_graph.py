@@ -2,8 +2,8 @@
 
 import torch
 
-from gradrepl.inspector import Inspector, graph_of, render_text
-from gradrepl.inspector.graph import MAX_NODES
+from gradrepl.kernel.inspect import Inspector, graph_of, render_text
+from gradrepl.kernel.inspect.graph import MAX_NODES
 
 
 def first_gradient():

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from gradrepl.inspector import Inspector, summarize
+from gradrepl.kernel.inspect import Inspector, summarize
 
 
 def run(namespace, code):
@@ -207,7 +207,7 @@ def test_summary_does_not_grow_the_graph():
 MEMORY_PROBE = """
 import resource, sys, torch
 torch.set_num_threads(1)  # as in the kernel; an oversubscribed OpenMP pool only adds waiting
-from gradrepl.inspector.summary import summarize
+from gradrepl.kernel.inspect.summary import summarize
 t = {make}
 t += 1  # touch every page
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

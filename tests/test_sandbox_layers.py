@@ -23,7 +23,7 @@ from typing import Any, Callable
 import pytest
 from process_support import outlives
 
-from gradrepl.kernel import sandbox
+from gradrepl.kernel.sandbox import layers as sandbox
 from gradrepl.kernel.sandbox import Policy, apply, default_memory_limit, parse_size
 
 MiB = 1 << 20

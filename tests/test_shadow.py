@@ -5,8 +5,8 @@ import gc
 import pytest
 import torch
 
-from gradrepl.symbolic import shadow
-from gradrepl.symbolic.ops import check_tensor, recording
+from gradrepl.kernel.symbolic import shadow
+from gradrepl.kernel.symbolic.ops import check_tensor, recording
 
 
 class Kernelish:

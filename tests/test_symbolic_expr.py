@@ -5,7 +5,7 @@ import math
 import pytest
 import sympy
 
-from gradrepl.symbolic.expr import MAX_LENGTH, ExprError, parse, relu, sigmoid, symbol
+from gradrepl.kernel.symbolic.expr import MAX_LENGTH, ExprError, parse, relu, sigmoid, symbol
 
 x, y = symbol("x"), symbol("y")
 

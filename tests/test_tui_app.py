@@ -10,9 +10,9 @@ from tui_support import Recorder, until
 from gradrepl.history import History
 from gradrepl.session import Session
 from gradrepl.tui.app import GradReplApp
-from gradrepl.tui.code_input import CodeInput
-from gradrepl.tui.console_log import ConsoleLog
-from gradrepl.tui.graph_tree import GraphTree
+from gradrepl.tui.console.code_input import CodeInput
+from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.tensors.graph_tree import GraphTree
 from gradrepl.tui.messages import (
     DetailsLoaded,
     KernelReady,
@@ -21,7 +21,7 @@ from gradrepl.tui.messages import (
     StepQueued,
 )
 from gradrepl.tui.status_bar import StatusBar
-from gradrepl.tui.tensor_table import TensorTable
+from gradrepl.tui.tensors.tensor_table import TensorTable
 
 
 async def type_and_run(pilot, source: str) -> None:

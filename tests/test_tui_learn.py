@@ -10,14 +10,14 @@ from textual.widgets._markdown import MarkdownParagraph
 from tui_support import Recorder, until
 
 from gradrepl.tui.app import GradReplApp
-from gradrepl.tui.code_input import CodeInput
-from gradrepl.tui.console_log import ConsoleLog
-from gradrepl.tui.lesson_messages import AnswerGraded, CourseLoaded, LessonResumed
-from gradrepl.tui.lesson_pane import LessonPane
-from gradrepl.tui.lesson_picker import LessonPicker
-from gradrepl.tui.lesson_question import QuestionCard
+from gradrepl.tui.console.code_input import CodeInput
+from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.lesson.messages import AnswerGraded, CourseLoaded, LessonResumed
+from gradrepl.tui.lesson.pane import LessonPane
+from gradrepl.tui.lesson.picker import LessonPicker
+from gradrepl.tui.lesson.question import QuestionCard
 from gradrepl.tui.messages import StepFinished
-from gradrepl.tui.tensor_table import TensorTable
+from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tutor.progress import ProgressStore
 
 SIZE = (150, 45)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 
 from gradrepl.tui.messages import PanelUpdated
-from gradrepl.tui.tensor_table import TensorTable
+from gradrepl.tui.tensors.tensor_table import TensorTable
 
 
 def row(name, *, value=2.0, grad=None, grad_fn=None, leaf=True, requires_grad=True):

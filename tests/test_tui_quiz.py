@@ -21,8 +21,8 @@ from fsrs import Rating
 from quiz_lesson import write_quiz_course
 from tui_support import KERNEL_WAIT, until
 
-from gradrepl.tui.quiz_app import AnswerGraded, QuizApp, closing_words
-from gradrepl.tui.quiz_widgets import QuestionView
+from gradrepl.tui.quiz.app import AnswerGraded, QuizApp, closing_words
+from gradrepl.tui.quiz.widgets import QuestionView
 from gradrepl.tutor.grading import grade
 from gradrepl.tutor.lesson import LESSONS_ENV, load_course
 from gradrepl.tutor.progress import ProgressStore

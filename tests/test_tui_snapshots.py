@@ -9,7 +9,7 @@ from __future__ import annotations
 from gradrepl.history import History
 from gradrepl.kernel.protocol import ErrorInfo, StepResult
 from gradrepl.tui.app import GradReplApp
-from gradrepl.tui.code_input import CodeInput
+from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.messages import DetailsLoaded, KernelReady, KernelStateChanged, StepFinished, StepStarted
 
 SANDBOX = {"rlimits": {"active": True, "detail": "AS, NOFILE"}, "landlock": {"active": True, "detail": "ABI 7"},

@@ -9,9 +9,9 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from gradrepl.history import History
-from gradrepl.tui.cells import row_cells, shape, summary
-from gradrepl.tui.grad_reason import why_grad_is_none
-from gradrepl.tui.statement import is_complete, next_indent
+from gradrepl.tui.tensors.cells import row_cells, shape, summary
+from gradrepl.tui.tensors.grad_reason import why_grad_is_none
+from gradrepl.tui.console.statement import is_complete, next_indent
 from gradrepl.tui.unicode_width import align_with_terminal
 
 X_AFTER_BACKWARD = {

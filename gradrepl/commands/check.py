@@ -58,7 +58,7 @@ def parse_point(text: str) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     try:
         point = parse_point(args.at)
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> int:
     from gradrepl.kernel.client import KernelDied
     from gradrepl.session import Session
-    from gradrepl.symbolic.ops import render_check  # text only: imports neither sympy nor torch
+    from gradrepl.kernel.symbolic.ops import render_check  # text only: imports neither sympy nor torch
 
     session = Session(options)
     try:

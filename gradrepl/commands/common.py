@@ -28,7 +28,7 @@ def add_kernel_options(parser: argparse.ArgumentParser, step_timeout: float | No
 
 def kernel_options(args: argparse.Namespace) -> KernelOptions:
     """Turn parsed flags into KernelOptions; bad values raise UsageError."""
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
     from gradrepl.kernel.sandbox import parse_size
 
     memory = None
@@ -59,7 +59,7 @@ def emit_json(obj: dict) -> None:
 
 def read_source(path: str) -> str:
     """A script or lesson file as text; unreadable or non-UTF-8 files are usage errors."""
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     try:
         with open(path, "rb") as handle:
@@ -79,7 +79,7 @@ def read_source(path: str) -> str:
 
 def open_store():
     """The progress store, its notices said on stderr; a store that cannot be opened is a usage error."""
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
     from gradrepl.tutor.progress import ProgressStore, StoreError
 
     try:

@@ -38,7 +38,7 @@ def listing(course: Course, progress: dict[str, LessonProgress]) -> list[dict]:
 
 
 def stored_progress() -> dict[str, LessonProgress]:
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     try:
         with open_store() as store:

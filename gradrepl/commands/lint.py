@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     paths = args.paths or [str(default_lessons_dir())]
     files = linter.lesson_files(paths)

@@ -39,7 +39,7 @@ def register(subparsers) -> None:
 
 def find_lesson(name: str, folder: str | None) -> Lesson:
     """A lesson by id or by path; a lesson with problems is a usage error that lists them."""
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     if name.endswith(".md") or Path(name).is_file():
         try:
@@ -57,7 +57,7 @@ def find_lesson(name: str, folder: str | None) -> Lesson:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     lesson = find_lesson(args.lesson, args.lessons)
     if not 0 <= args.start <= len(lesson.steps):

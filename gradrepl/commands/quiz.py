@@ -29,7 +29,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
     from gradrepl.tutor.lesson import load_course
     from gradrepl.tutor.quiz import SessionGrader, SpacedRepetition, due_in_words, start_quiz
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tui(quiz, grader, seed, titles) -> int:
-    from gradrepl.tui.quiz_app import QuizApp, closing_words
+    from gradrepl.tui.quiz.app import QuizApp, closing_words
 
     app = QuizApp(quiz, grader=grader, seed=seed, lesson_titles=titles)
     app.run()

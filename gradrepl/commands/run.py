@@ -35,7 +35,7 @@ def split_steps(source: str, path: str) -> list[tuple[int, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
 
     source = read_source(args.file)
     try:

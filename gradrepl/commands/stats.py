@@ -64,7 +64,7 @@ def _export(store: ProgressStore, target: str) -> int:
 
 
 def _import(store: ProgressStore, source: str) -> int:
-    from gradrepl.cli import UsageError
+    from gradrepl.errors import UsageError
     from gradrepl.commands.common import read_source
 
     try:

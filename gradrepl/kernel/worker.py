@@ -21,12 +21,12 @@ import warnings
 
 import torch
 
-from gradrepl.inspector.diagnose import AccumulationWatch, explain, explain_warning
-from gradrepl.inspector.graph import graph_of, render_text
-from gradrepl.inspector.snapshot import Inspector
-from gradrepl.inspector.summary import summarize
+from gradrepl.kernel.inspect.diagnose import AccumulationWatch, explain, explain_warning
+from gradrepl.kernel.inspect.graph import graph_of, render_text
+from gradrepl.kernel.inspect.snapshot import Inspector
+from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel import protocol, sandbox
-from gradrepl.symbolic import ops as symbolic
+from gradrepl.kernel.symbolic import ops as symbolic
 
 OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
 RESULT_CAP = 20_000   # characters of an echoed repr
@@ -333,7 +333,7 @@ def warm_up() -> None:
     import torch.optim  # noqa: F401
     import torch.utils.checkpoint  # noqa: F401
 
-    from gradrepl.symbolic import crosscheck, shadow  # noqa: F401
+    from gradrepl.kernel.symbolic import crosscheck, shadow  # noqa: F401
 
 
 def _home_in_scratch(scratch: str) -> None:

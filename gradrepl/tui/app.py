@@ -21,11 +21,11 @@ from textual.widgets import DataTable, Footer, Static
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session
-from gradrepl.tui.code_input import CodeInput
+from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
-from gradrepl.tui.console_log import ConsoleLog
-from gradrepl.tui.details import TensorDetails
-from gradrepl.tui.lesson_pane import LessonPane
+from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.tensors.details import TensorDetails
+from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.messages import (
     CompletionRequested,
     DetailsLoaded,
@@ -39,7 +39,7 @@ from gradrepl.tui.messages import (
     StepStarted,
 )
 from gradrepl.tui.status_bar import StatusBar
-from gradrepl.tui.tensor_table import TensorTable
+from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tui.unicode_width import align_with_terminal
 
 WELCOME = (

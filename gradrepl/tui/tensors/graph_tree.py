@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from gradrepl.tui.cells import shape
+from gradrepl.tui.tensors.cells import shape
 
 
 class GraphTree(Tree[dict]):

@@ -34,7 +34,7 @@ from operator import attrgetter, call, is_not, not_
 import torch
 from torch import nn
 
-from gradrepl.inspector.summary import summarize
+from gradrepl.kernel.inspect.summary import summarize
 
 SKIP_NAMES = frozenset({"torch", "nn", "F"})  # preloaded by the kernel
 MAX_DEPTH = 4            # d['a'][0][1][2] is as deep as names go

@@ -4,10 +4,10 @@ These modules run inside the kernel process (they import torch); the worker
 calls them after every step.
 """
 
-from gradrepl.inspector.diagnose import AccumulationWatch, explain, explain_warning
-from gradrepl.inspector.graph import graph_of, render_text
-from gradrepl.inspector.snapshot import Inspector
-from gradrepl.inspector.summary import summarize
+from gradrepl.kernel.inspect.diagnose import AccumulationWatch, explain, explain_warning
+from gradrepl.kernel.inspect.graph import graph_of, render_text
+from gradrepl.kernel.inspect.snapshot import Inspector
+from gradrepl.kernel.inspect.summary import summarize
 
 __all__ = [
     "AccumulationWatch",

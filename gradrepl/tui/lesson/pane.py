@@ -24,9 +24,9 @@ from textual.widget import Widget
 from textual.widgets import Button, Markdown, OptionList, Static
 
 from gradrepl.kernel.protocol import StepResult
-from gradrepl.tui.console_log import ConsoleLog
-from gradrepl.tui.lesson_kernels import KeyKernel, LiveLesson, needs_kernel
-from gradrepl.tui.lesson_messages import (
+from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.lesson.kernels import KeyKernel, LiveLesson, needs_kernel
+from gradrepl.tui.lesson.messages import (
     AnswerGraded,
     CourseLoaded,
     KeyComputed,
@@ -35,9 +35,9 @@ from gradrepl.tui.lesson_messages import (
     LessonResumed,
     Revealed,
 )
-from gradrepl.tui.lesson_picker import LessonPicker
-from gradrepl.tui.lesson_question import QuestionCard, answer_summary
-from gradrepl.tui.lesson_store import ProgressKeeper
+from gradrepl.tui.lesson.picker import LessonPicker
+from gradrepl.tui.lesson.question import QuestionCard, answer_summary
+from gradrepl.tui.lesson.store import ProgressKeeper
 from gradrepl.tui.markdown_text import fenced
 from gradrepl.tutor.grading import Grade
 from gradrepl.tutor.lesson import Course, Lesson, Question, Step, load_course

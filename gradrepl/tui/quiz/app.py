@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import Button, Footer, Markdown, Static
 
 from gradrepl.tui.messages import KernelStateChanged
-from gradrepl.tui.quiz_widgets import QuestionView, summary_markdown
+from gradrepl.tui.quiz.widgets import QuestionView, summary_markdown
 from gradrepl.tui.unicode_width import align_with_terminal
 from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader, due_in_words
 

@@ -21,7 +21,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-from gradrepl.kernel import landlock, seccomp
+from gradrepl.kernel.sandbox import landlock, seccomp
 
 GiB = 1 << 30
 _PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 2, 38

@@ -22,7 +22,7 @@ from textual.widgets import Input, Label, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gradrepl.history import History
-from gradrepl.tui.code_input import CodeInput
+from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.markdown_text import code_span, escape_markdown, fenced
 from gradrepl.tui.messages import CompletionRequested, InputSubmitted
 from gradrepl.tutor.grading import STATE_LABELS

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
-from gradrepl.tui.cells import COLUMNS, row_cells
+from gradrepl.tui.tensors.cells import COLUMNS, row_cells
 from gradrepl.tui.messages import PanelUpdated
 
 LIT_STYLE = "bold yellow"

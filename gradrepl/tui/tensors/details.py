@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from gradrepl.tui.cells import shape, summary
-from gradrepl.tui.grad_reason import why_grad_is_none
-from gradrepl.tui.graph_tree import GraphTree
+from gradrepl.tui.tensors.cells import shape, summary
+from gradrepl.tui.tensors.grad_reason import why_grad_is_none
+from gradrepl.tui.tensors.graph_tree import GraphTree
 from gradrepl.tui.messages import DetailsLoaded
 
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 import sympy
 import torch
 
-from gradrepl.symbolic.expr import Parsed, relu, sigmoid
+from gradrepl.kernel.symbolic.expr import Parsed, relu, sigmoid
 
 # symbolic vs autograd: both exact up to float64 rounding
 RTOL, ATOL = 1e-7, 1e-9
@@ -233,7 +233,7 @@ def same_function(a: sympy.Expr, b: sympy.Expr) -> bool:
 
 def check_live(namespace: dict, name: str, resolve) -> dict:
     """y's formula from the shadow, its symbolic gradient per leaf, and what each leaf's .grad holds."""
-    from gradrepl.symbolic import shadow as shadows
+    from gradrepl.kernel.symbolic import shadow as shadows
 
     tensor = resolve(name) if name else None
     if not isinstance(tensor, torch.Tensor):
@@ -450,7 +450,7 @@ def _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name):
 
 def _history_totals(recorder, history, leaf, elements) -> list[float] | None:
     """What .grad should hold after every logged backward since it was last cleared."""
-    from gradrepl.symbolic.shadow import to_sympy
+    from gradrepl.kernel.symbolic.shadow import to_sympy
 
     if any(entry.formula is None for entry in history):
         return None

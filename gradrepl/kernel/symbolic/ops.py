@@ -18,8 +18,8 @@ DISPLAY_LIMIT = 600  # characters of a formula shown before it is cut
 
 def check_expression(expr: str, point: dict[str, float]) -> dict:
     """Expression mode (`gradrepl check`): symbolic vs autograd vs central difference at a point."""
-    from gradrepl.symbolic import crosscheck
-    from gradrepl.symbolic.expr import ExprError, parse
+    from gradrepl.kernel.symbolic import crosscheck
+    from gradrepl.kernel.symbolic.expr import ExprError, parse
 
     if not isinstance(expr, str):
         return _error("the expression must be text")
@@ -35,8 +35,8 @@ def check_expression(expr: str, point: dict[str, float]) -> dict:
 
 def equivalent(answer: str, key: str) -> dict:
     """Whether two formulas are the same function, for lessons' `derive` questions."""
-    from gradrepl.symbolic.crosscheck import same_function
-    from gradrepl.symbolic.expr import ExprError, parse
+    from gradrepl.kernel.symbolic.crosscheck import same_function
+    from gradrepl.kernel.symbolic.expr import ExprError, parse
 
     try:
         parsed_answer = parse(answer)
@@ -52,7 +52,7 @@ def equivalent(answer: str, key: str) -> dict:
 @contextlib.contextmanager
 def recording():
     """Record symbolic shadows of small tensors while learner code runs (the worker wraps each step)."""
-    from gradrepl.symbolic.shadow import ShadowMode
+    from gradrepl.kernel.symbolic.shadow import ShadowMode
 
     with ShadowMode() as mode:
         yield mode
@@ -60,8 +60,8 @@ def recording():
 
 def check_tensor(namespace: dict, name: str, resolve) -> dict:
     """`%check NAME`: the tensor's formula, its symbolic gradient per leaf, and what .grad holds."""
-    from gradrepl.symbolic.crosscheck import check_live
-    from gradrepl.symbolic.shadow import TOO_LARGE
+    from gradrepl.kernel.symbolic.crosscheck import check_live
+    from gradrepl.kernel.symbolic.shadow import TOO_LARGE
 
     try:
         result = check_live(namespace, name, resolve)

@@ -30,7 +30,7 @@ import sympy
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradrepl.symbolic.expr import relu, sigmoid
+from gradrepl.kernel.symbolic.expr import relu, sigmoid
 
 MAX_ELEMENTS = 16      # largest tensor that gets a formula
 MAX_CONSTANT = 4096    # largest non-grad tensor read as constants (matmul inputs may be wider)

@@ -1,0 +1,9 @@
+"""The kernel's sandbox: layers applied in a fresh kernel before learner code runs.
+
+layers.py applies and reports them; landlock.py and seccomp.py are the two
+kernel interfaces it speaks through ctypes.
+"""
+
+from gradrepl.kernel.sandbox.layers import Policy, apply, default_memory_limit, explain, parse_size
+
+__all__ = ["Policy", "apply", "default_memory_limit", "explain", "parse_size"]

@@ -1,0 +1,5 @@
+"""The frontend's one door to a kernel: steps, magics, the interrupt ladder, the live table."""
+
+from gradrepl.session.session import Session
+
+__all__ = ["Session"]

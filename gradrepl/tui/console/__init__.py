@@ -1,0 +1,1 @@
+"""The console: the input box and the log of steps."""

@@ -1,0 +1,1 @@
+"""`gradrepl learn`: the lesson pane beside the console."""

@@ -1,0 +1,1 @@
+"""`gradrepl quiz`: the Textual quiz screen."""
