@@ -40,6 +40,7 @@ FACTS = ("requires_grad", "is_leaf", "grad_fn", "grad")  # always in view before
 MIN_NAME = 8                 # the name column never gets narrower than this
 MIN_GRAD = 10                # .grad may be cut to this before grad_fn is
 MIN_CROPPED = 6              # a last column narrower than this is left out rather than cut
+NARROWEST = {"grad_fn": MIN_CROPPED, "grad": 5}  # cells kept by a fact cut when space runs out
 
 
 class TensorTable(Widget, can_focus=True):
@@ -184,24 +185,35 @@ class TensorTable(Widget, can_focus=True):
     def _layout(self, width: int) -> tuple[int, list[tuple[str, int]], bool]:
         """Name width, the (column, width) pairs in view, and whether more columns are off to the right.
 
-        The name gives way to the four facts: it gets what they leave (at least MIN_NAME cells), .grad
-        shrinks to MIN_GRAD before grad_fn is ever cut.
+        The name gives way to the four facts: it gets what they leave (at least MIN_NAME cells), and
+        .grad shrinks to MIN_GRAD before grad_fn is cut; if even that does not fit, every fact keeps a
+        few cells (grad_fn cut with …) rather than one falling off the edge.
         """
-        facts = sum(GAP + self._widths[key] for key in FACTS) - self._widths["grad"] + min(self._widths["grad"], MIN_GRAD)
+        facts = sum(GAP + self._widths[key] for key in FACTS) - self._widths["grad"] + min(
+            self._widths["grad"], MIN_GRAD)
         name_width = max(MIN_NAME, min(self._widths["name"], width - len(MARK) - facts))
         x = len(MARK) + name_width
         shown: list[tuple[str, int]] = []
-        for key in SCROLLING[self.first_column:]:
+        keys = SCROLLING[self.first_column:]
+        for position, key in enumerate(keys):
+            later_facts = sum(GAP + self._narrowest(k) for k in keys[position + 1:] if k in FACTS)
             want = self._widths[key]
-            room = width - x - GAP
+            room = width - x - GAP - later_facts
             if want <= room:
                 shown.append((key, want))
                 x += GAP + want
+            elif room >= MIN_CROPPED or key in FACTS:
+                shown.append((key, max(1, room)))
+                x += GAP + max(1, room)
+                if key not in FACTS or not later_facts:
+                    return name_width, shown, True
             else:
-                if room >= MIN_CROPPED:
-                    shown.append((key, room))
                 return name_width, shown, True
         return name_width, shown, False
+
+    def _narrowest(self, key: str) -> int:
+        """The fewest cells a fact column is given when space runs out (req and leaf are never cut)."""
+        return min(self._widths[key], NARROWEST.get(key, self._widths[key]))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
