@@ -23,16 +23,19 @@ from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
+from gradrepl.tui.confirm import Confirm
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.messages import (
     CompletionRequested,
+    ConsolePageRequested,
     DetailsLoaded,
     InputSubmitted,
     KernelFailed,
     KernelReady,
     KernelStateChanged,
+    QuitRequested,
     StepFailed,
     StepFinished,
     StepQueued,
@@ -58,9 +61,10 @@ class GradReplApp(App):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
         Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="interrupt"),
-        Binding("ctrl+k", "kill", "Kill kernel", priority=True, id="kill"),
+        Binding("f8", "kill", "Kill kernel", id="kill"),
         Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
         Binding("escape", "close_details", "Close details", id="close_details"),
+        Binding("escape", "focus_input", "Back to the input", show=False),
         Binding("ctrl+n", "lesson_next", "Next step", id="lesson_next"),
         Binding("f5", "lesson_check", "Check task", id="lesson_check"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
@@ -79,6 +83,7 @@ class GradReplApp(App):
         self.session: Session | None = None
         self.kernel_state = "starting"
         self.details_name: str | None = None
+        self.steps_in_kernel = 0  # steps run since the kernel was last fresh: what a kill would lose
         self._steps: asyncio.Queue[str | Callable[[Session], Awaitable[None]]] = asyncio.Queue()
         self._kernel_ready_event = asyncio.Event()
 
@@ -201,6 +206,8 @@ class GradReplApp(App):
     @on(KernelStateChanged)
     def _state_changed(self, message: KernelStateChanged) -> None:
         self.kernel_state = "idle" if message.state == "restarted" else message.state
+        if message.state == "restarted":
+            self.steps_in_kernel = 0
         self.query_one(StatusBar).set_state(message.state)
         if message.state == "busy":
             self._busy_timer.resume()
@@ -228,6 +235,18 @@ class GradReplApp(App):
     def _completion_requested(self, message: CompletionRequested) -> None:
         self.fetch_completions(message.code, message.cursor)
 
+    @on(QuitRequested)
+    async def _quit_requested(self) -> None:
+        await self.action_quit()
+
+    @on(ConsolePageRequested)
+    def _page_console(self, message: ConsolePageRequested) -> None:
+        log = self.query_one(ConsoleLog)
+        if message.pages < 0:
+            log.scroll_page_up()
+        else:
+            log.scroll_page_down()
+
     @on(StepQueued)
     def _step_queued(self, message: StepQueued) -> None:
         # Behind a running step the status bar's count says enough; a cold kernel deserves words.
@@ -244,6 +263,7 @@ class GradReplApp(App):
     @on(StepFinished)
     def _step_finished(self, message: StepFinished) -> None:
         result = message.result
+        self.steps_in_kernel += 1
         self.query_one(ConsoleLog).write_result(result)
         table = self.query_one(TensorTable)
         changed, removed = table.apply_step(result.tensors, result.removed)
@@ -292,6 +312,23 @@ class GradReplApp(App):
         self.interrupt_step()
 
     def action_kill(self) -> None:
+        """Kill the kernel for a fresh one; asks first when the learner's variables would go with it."""
+        if self.steps_in_kernel == 0 and not self.query_one(TensorTable).names:
+            self._kill_now()
+            return
+        names = self.query_one(TensorTable).names
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        question = ("Kill the kernel and start a fresh one?\n"
+                    f"Every variable you defined{f' ({shown})' if names else ''} is lost; your history is kept.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._kill_now()
+            self.focus_input()
+
+        self.push_screen(Confirm(question, "Kill kernel"), answered)
+
+    def _kill_now(self) -> None:
         self._drop_queued()
         self.kill_kernel()
 
@@ -312,6 +349,9 @@ class GradReplApp(App):
         for pane in self.query(LessonPane):
             pane.check_task()
 
+    def action_focus_input(self) -> None:
+        self.focus_input()
+
     def focus_input(self) -> None:
         self.query_one(CodeInput).focus()
 
@@ -321,11 +361,15 @@ class GradReplApp(App):
         target.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # Interrupt and Kill exist only while a step runs; otherwise Ctrl-C copies.
-        if action in ("interrupt", "kill"):
+        # Interrupt exists only while a step runs; otherwise Ctrl-C copies or clears the input.
+        if action == "interrupt":
             return self.kernel_state == "busy"
+        if action == "kill":
+            return self.session is not None and self.kernel_state in ("busy", "idle")
         if action == "close_details":
             return self.details_name is not None
+        if action == "focus_input":  # Escape brings typing back to where it shows
+            return not isinstance(self.focused, CodeInput)
         if action == "lesson_next":
             return any(pane.can_advance() for pane in self.query(LessonPane))
         if action == "lesson_check":

@@ -52,6 +52,18 @@ class CompletionRequested(Message):
 
 
 @dataclass
+class QuitRequested(Message):
+    """Ctrl-D on an empty input: leave, as Ctrl-Q does."""
+
+
+@dataclass
+class ConsolePageRequested(Message):
+    """PageUp/PageDown in the input: scroll the console log by `pages` pages."""
+
+    pages: int
+
+
+@dataclass
 class StepQueued(Message):
     """A step waits for the kernel (typed while it warms up or runs another step)."""
 

@@ -6,11 +6,13 @@ import os
 import re
 
 from textual import events
+from textual.binding import Binding
 from textual.widgets import TextArea
 
 from gradrepl.history import History
-from gradrepl.tui.messages import CompletionRequested, InputSubmitted
-from gradrepl.tui.console.statement import is_complete, next_indent
+from gradrepl.tui.console.history_search import HistorySearch
+from gradrepl.tui.messages import CompletionRequested, ConsolePageRequested, InputSubmitted, QuitRequested
+from gradrepl.tui.console.statement import INDENT, is_complete, next_indent
 
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
@@ -18,6 +20,15 @@ _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
 
 class CodeInput(TextArea):
     """Python with syntax highlighting (tree-sitter) and auto-indent after ':'."""
+
+    # Keys as an IPython user's fingers expect them (TextArea's own bindings otherwise).
+    BINDINGS = [
+        Binding("ctrl+c", "copy_or_clear", "Copy / clear input", show=False),
+        Binding("ctrl+d", "delete_right_or_quit", "Delete / quit when empty", show=False),
+        Binding("ctrl+r", "search_history", "Search history", show=False),
+        Binding("pageup", "page_console(-1)", "Scroll console up", show=False),
+        Binding("pagedown", "page_console(1)", "Scroll console down", show=False),
+    ]
 
     def __init__(self, history: History, **kwargs) -> None:
         super().__init__(
@@ -42,6 +53,10 @@ class CodeInput(TextArea):
             event.stop()
             event.prevent_default()
             self._newline()
+        elif event.key == "escape":
+            # TextArea would move focus on and the next keys would go somewhere unseen;
+            # the app's Escape closes what is open instead.
+            event.prevent_default()
         elif event.key == "tab" and self._wants_completion():
             event.stop()
             event.prevent_default()
@@ -96,6 +111,41 @@ class CodeInput(TextArea):
         if len(shared) > len(prefix):
             self.insert(shared[len(prefix):])
         return words if len(words) > 1 else []
+
+    def action_copy_or_clear(self) -> None:
+        """Ctrl-C with no step running: copy a selection, else throw the input away (IPython's way)."""
+        if self.selected_text:
+            self.app.copy_to_clipboard(self.selected_text)
+        elif self.text:
+            self._set_text("")
+            self.repl_history.rewind()
+
+    def action_delete_right_or_quit(self) -> None:
+        if self.text:
+            self.action_delete_right()
+        else:
+            self.post_message(QuitRequested())
+
+    def action_delete_left(self) -> None:
+        """Backspace; inside leading whitespace it removes one indent level."""
+        row, column = self.cursor_location
+        before = self.document[row][:column]
+        if self.selection.is_empty and before and not before.strip(" "):
+            width = (len(before) - 1) // len(INDENT) * len(INDENT)
+            self._delete_via_keyboard((row, width), (row, column))
+            return
+        super().action_delete_left()
+
+    def action_page_console(self, pages: int) -> None:
+        self.post_message(ConsolePageRequested(pages))
+
+    def action_search_history(self) -> None:
+        def take(entry: str | None) -> None:
+            if entry is not None:
+                self._show_entry(entry)
+            self.focus()
+
+        self.app.push_screen(HistorySearch(self.repl_history, self.text if "\n" not in self.text else ""), take)
 
     def action_cursor_up(self, select: bool = False) -> None:
         if not select and self.cursor_location[0] == 0:
