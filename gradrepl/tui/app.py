@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -43,11 +44,12 @@ from gradrepl.tui.messages import (
 )
 from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.tensors.tensor_table import TensorTable
+from gradrepl.tui.terminal_watch import terminal_fds, terminal_gone
 from gradrepl.tui.unicode_width import align_with_terminal
 
 WELCOME = (
-    "gradrepl · torch, nn and F are imported. The panel shows every tensor after each step.\n"
-    "Enter runs · Ctrl+J new line · Tab completes · Ctrl+P commands · %help magics"
+    "gradrepl · importing torch… type away: steps run as soon as it is in.\n"
+    "Enter runs · Ctrl+J new line · Tab completes · Ctrl+R history · Ctrl+P commands · %help magics"
 )
 
 
@@ -84,6 +86,7 @@ class GradReplApp(App):
         self.kernel_state = "starting"
         self.details_name: str | None = None
         self.steps_in_kernel = 0  # steps run since the kernel was last fresh: what a kill would lose
+        self._exiting_for_hangup = False
         self._steps: asyncio.Queue[str | Callable[[Session], Awaitable[None]]] = asyncio.Queue()
         self._kernel_ready_event = asyncio.Event()
 
@@ -102,16 +105,44 @@ class GradReplApp(App):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._apply_breakpoint()
         self.query_one(ConsoleLog).write_notice(WELCOME)
         if not self.learn:
             self.query_one(CodeInput).focus()
         self.query_one("#inspector").border_title = "tensors"
         self.query_one("#console").border_title = "console"
         self._busy_timer = self.set_interval(0.1, self._tick, pause=True)
+        self._watch_terminal()
         if self.start_kernel_on_mount:
             self.session = Session(self.options, on_state=self._on_session_state)
             self.start_kernel()
             self.run_steps()
+
+    def _apply_breakpoint(self) -> None:
+        # Textual sets the breakpoint class on the first Resize, after the first frame is
+        # painted: without this an 80-column terminal first sees the wide layout, then a flip.
+        width = self.size.width
+        active = [name for minimum, name in self.HORIZONTAL_BREAKPOINTS if width >= minimum][-1]
+        self.screen.update_classes({name: name == active for _, name in self.HORIZONTAL_BREAKPOINTS})
+
+    def _watch_terminal(self) -> None:
+        """Leave, and take the kernel along, when the terminal goes away, with or without a SIGHUP."""
+        fds = [] if self.is_headless else terminal_fds()
+        if not fds:
+            return
+        self.set_interval(0.5, lambda: terminal_gone(fds) and self.terminal_lost())
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.terminal_lost)
+
+    def terminal_lost(self) -> None:
+        """No one can see or type any more: stop the kernel and its zygote first, then exit."""
+        if not self._exiting_for_hangup:
+            self._exiting_for_hangup = True
+            self.run_worker(self._close_and_exit(), group="hangup", exit_on_error=False)
+
+    async def _close_and_exit(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+        self.exit(return_code=129)  # 128 + SIGHUP, as a shell reports a hung-up job
 
     async def on_unmount(self) -> None:
         # The kernel process must not outlive the app (tests run many apps in one process).
@@ -218,6 +249,10 @@ class GradReplApp(App):
     @on(KernelReady)
     def _kernel_ready(self, message: KernelReady) -> None:
         self.query_one(StatusBar).set_sandbox(message.sandbox)
+        version = self.session.kernel_info.get("torch") if self.session else None
+        self.query_one(ConsoleLog).write_notice(
+            f"torch{f' {version}' if version else ''} is imported, with nn and F. "
+            "The panel shows every tensor after each step.")
 
     @on(KernelFailed)
     def _kernel_failed(self, message: KernelFailed) -> None:
