@@ -4,25 +4,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from gradrepl.history import History
-from gradrepl.plain.repl import build_prompt, is_complete, next_indent, repl
+from gradrepl.plain.repl import build_prompt, repl
 from gradrepl.session import Session
-
-
-def test_enter_runs_only_complete_statements():
-    assert is_complete("x = 1")
-    assert not is_complete("for i in range(3):")
-    assert not is_complete("def f(x):\n    return x")
-    assert is_complete("def f(x):\n    return x\n")
-    assert is_complete("%graph y")
-    assert not is_complete("x = (")
-    assert is_complete("a = 1\nb = 2")  # a pasted block runs as a whole
-    assert is_complete("1 +* 2")  # broken beyond repair: let the kernel say why
-
-
-def test_auto_indent_after_colon():
-    assert next_indent("for i in range(3):") == "    "
-    assert next_indent("def f():\n    if x:") == "        "
-    assert next_indent("def f():\n    y = 1") == "    "
 
 
 async def test_a_scripted_session_shows_the_gradient(capsys, gradrepl_home):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import codeop
 import signal
 
 from prompt_toolkit import PromptSession
@@ -19,6 +18,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.python import PythonLexer
 
+from gradrepl.completeness import is_complete, next_indent
 from gradrepl.history import History, default_path
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.session import Session
@@ -28,25 +28,6 @@ BANNER = ("gradrepl — a torch REPL that shows autograd's state after every ste
           "torch, nn and F are imported. %help lists commands; Ctrl-C interrupts; Ctrl-D quits.")
 
 
-def is_complete(text: str) -> bool:
-    """True when Enter should run the input: it compiles, or is broken beyond repair."""
-    if not text.strip() or text.lstrip().startswith("%"):
-        return True
-    if text.endswith("\n"):  # an empty line ends a block, as in the Python prompt
-        return True
-    try:
-        return codeop.compile_command(text, "<input>", "single") is not None
-    except (SyntaxError, ValueError, OverflowError):
-        return True  # let the kernel report the error
-
-
-def next_indent(text: str) -> str:
-    """The indent for a new line: the current one, plus four spaces after a ':'."""
-    last = text.rsplit("\n", 1)[-1]
-    indent = last[: len(last) - len(last.lstrip())]
-    return indent + "    " if last.rstrip().endswith(":") else indent
-
-
 class KernelCompleter(Completer):
     """Tab completion answered by the kernel (jedi over the live namespace)."""
 
@@ -54,9 +35,10 @@ class KernelCompleter(Completer):
         self.session = session
 
     async def get_completions_async(self, document, complete_event):
-        typed = len(document.get_word_before_cursor())
-        for match in await self.session.complete(document.text, document.cursor_position):
-            yield Completion(match, start_position=-typed)
+        cursor = document.cursor_position
+        for found in await self.session.complete(document.text, cursor):
+            yield Completion(found.text, start_position=found.start - cursor,
+                             display_meta=found.signature or found.kind)
 
     def get_completions(self, document, complete_event):
         return iter(())  # completion needs the kernel, so only the async path answers

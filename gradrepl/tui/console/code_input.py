@@ -10,9 +10,9 @@ from textual.binding import Binding
 from textual.widgets import TextArea
 
 from gradrepl.history import History
+from gradrepl.completeness import INDENT, is_complete, next_indent
 from gradrepl.tui.console.history_search import HistorySearch
 from gradrepl.tui.messages import CompletionRequested, ConsolePageRequested, InputSubmitted, QuitRequested
-from gradrepl.tui.console.statement import INDENT, is_complete, next_indent
 
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
