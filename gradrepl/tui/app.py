@@ -17,7 +17,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
@@ -96,7 +96,6 @@ class GradReplApp(App):
                 yield LessonPane(*self.learn)
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
-                yield Static(id="hint")
                 yield CodeInput(self.repl_history, id="input")
             with Vertical(id="inspector"):
                 yield TensorTable(id="tensors")
@@ -205,14 +204,11 @@ class GradReplApp(App):
         await self.session.kill()
 
     @work(group="complete", exclusive=True, exit_on_error=False)
-    async def fetch_completions(self, code: str, cursor: int) -> None:
+    async def fetch_completions(self, code: str, cursor: int, typing: bool) -> None:
         if self.session is None:
             return
-        matches = [completion.text for completion in await self.session.complete(code, cursor)]
-        candidates = self.query_one(CodeInput).complete_with(matches, code, cursor)
-        hint = self.query_one("#hint", Static)
-        hint.update("  ".join(candidates[:40]))
-        hint.display = bool(candidates)
+        completions = await self.session.complete(code, cursor)
+        await self.query_one(CodeInput).offer_completions(completions, code, cursor, inline=not typing)
 
     @work(group="details", exclusive=True, exit_on_error=False)
     async def fetch_details(self, name: str) -> None:
@@ -263,12 +259,11 @@ class GradReplApp(App):
 
     @on(InputSubmitted)
     def _input_submitted(self, message: InputSubmitted) -> None:
-        self.query_one("#hint", Static).display = False
         self.submit(message.source)
 
     @on(CompletionRequested)
     def _completion_requested(self, message: CompletionRequested) -> None:
-        self.fetch_completions(message.code, message.cursor)
+        self.fetch_completions(message.code, message.cursor, message.typing)
 
     @on(QuitRequested)
     async def _quit_requested(self) -> None:

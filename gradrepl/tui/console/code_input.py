@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import re
 
-from textual import events
+from textual import events, on
 from textual.binding import Binding
 from textual.widgets import TextArea
 
+from gradrepl.completeness import INDENT, is_complete, next_indent, split_pasted
 from gradrepl.history import History
-from gradrepl.completeness import INDENT, is_complete, next_indent
+from gradrepl.kernel.protocol import Completion
+from gradrepl.tui.console.completion_menu import CompletionMenu, narrowed
 from gradrepl.tui.console.history_search import HistorySearch
+from gradrepl.tui.console.paste_burst import PASTE_SETTLE, PasteBurst
 from gradrepl.tui.messages import CompletionRequested, ConsolePageRequested, InputSubmitted, QuitRequested
 
-_WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_IDENTIFIER = re.compile(r"[A-Za-z_0-9]*")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
 
 
@@ -41,11 +44,21 @@ class CodeInput(TextArea):
             **kwargs,
         )
         self.repl_history = history
+        self.menu: CompletionMenu | None = None  # mounted on the screen at the first Tab
+        self._paste = PasteBurst()
+        self._paste_timer = None
+        self._paste_ends_with_enter = False
 
     async def _on_key(self, event: events.Key) -> None:
         if self.read_only:
             return
-        if event.key == "enter":
+        if self._paste.key(event.time):
+            self._paste_key(event)
+        elif self.menu is not None and self.menu.is_open and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.stop()
+            event.prevent_default()
+            self._menu_key(event.key)
+        elif event.key == "enter":
             event.stop()
             event.prevent_default()
             self._enter()
@@ -61,6 +74,39 @@ class CodeInput(TextArea):
             event.stop()
             event.prevent_default()
             self.post_message(CompletionRequested(self.text, self.cursor_index))
+
+    def _paste_key(self, event: events.Key) -> None:
+        """A key of a paste: its newlines go in as typed, with no auto-indent and no running yet."""
+        self._close_menu()
+        if event.key in ("enter", "ctrl+j", "ctrl+m"):
+            event.stop()
+            event.prevent_default()
+            self.replace("\n", *self.selection)
+        elif event.key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.replace("\t", *self.selection)
+        self._paste_ends_with_enter = event.key in ("enter", "ctrl+j", "ctrl+m")
+        if self._paste_timer is not None:
+            self._paste_timer.stop()
+        self._paste_timer = self.set_timer(PASTE_SETTLE, self._paste_settled)
+
+    def _paste_settled(self) -> None:
+        """The paste is in: if it ended with Enter and is complete, run its top-level blocks in order."""
+        self._paste.settled()
+        self._paste_timer = None
+        if not self._paste_ends_with_enter:
+            return
+        if not is_complete(self.text + "\n"):
+            row, _ = self.cursor_location
+            indent = next_indent(self.document[row - 1]) if row else ""
+            self.insert(indent)  # an open block waits for its next line, as typed ones do
+            return
+        blocks = split_pasted(self.text)
+        self._set_text("")
+        for block in blocks:
+            self.repl_history.add(block)
+            self.post_message(InputSubmitted(block))
 
     @property
     def cursor_index(self) -> int:
@@ -81,6 +127,7 @@ class CodeInput(TextArea):
 
     def submit(self) -> None:
         """Send the current text as one step and start a fresh input."""
+        self._close_menu()
         source = self.text.rstrip()
         self.repl_history.add(source)
         self._set_text("")
@@ -91,26 +138,66 @@ class CodeInput(TextArea):
         before = self.document[row][:column]
         return bool(_COMPLETABLE_BEFORE.search(before))
 
-    def complete_with(self, matches: list[str], code: str, cursor: int) -> list[str]:
-        """Insert what all `matches` share after the word at the cursor; return the candidates.
+    async def offer_completions(self, completions: list[Completion], code: str, cursor: int,
+                                inline: bool = True) -> None:
+        """Tab's answer: one fit completes inline; several insert what they share and open the menu.
 
-        Ignored (returns []) when the text changed while the kernel was thinking.
+        With `inline` False (a refresh while typing) nothing is inserted, the menu only shows.
+        Ignored when the text changed while the kernel was thinking.
         """
-        if self.text != code or self.cursor_index != cursor:
-            return []
-        prefix_match = _WORD_BEFORE.search(code[:cursor])
-        prefix = prefix_match.group(0) if prefix_match else ""
-        words = []
-        for match in matches:
-            word = match if match.startswith(prefix) else match.rsplit(".", 1)[-1]
-            if word.startswith(prefix) and word not in words:
-                words.append(word)
-        if not words:
-            return []
-        shared = os.path.commonprefix(words)
-        if len(shared) > len(prefix):
-            self.insert(shared[len(prefix):])
-        return words if len(words) > 1 else []
+        if self.text != code or self.cursor_index != cursor or not completions:
+            return
+        start = completions[0].start
+        fits = narrowed([c for c in completions if c.start == start], code[start:cursor])
+        if not fits:
+            return
+        if inline and len(fits) == 1:
+            self._accept(fits[0], start)
+            return
+        shared = os.path.commonprefix([c.text for c in fits])
+        if inline and len(shared) > cursor - start:
+            self.insert(shared[cursor - start:])
+        if self.menu is None:
+            self.menu = CompletionMenu()
+            await self.screen.mount(self.menu)
+        self.menu.open(fits, start, self.text[start:self.cursor_index], self.cursor_screen_offset)
+
+    def _menu_key(self, key: str) -> None:
+        if key == "up":
+            self.menu.move(-1)
+            return
+        if key == "down":
+            self.menu.move(1)
+            return
+        chosen = self.menu.chosen()
+        if key in ("tab", "enter") and chosen is not None:
+            self._accept(chosen, self.menu.start)
+        self._close_menu()
+
+    def _accept(self, completion: Completion, start: int) -> None:
+        self._close_menu()
+        self.replace(completion.text, self.document.get_location_from_index(start), self.cursor_location)
+
+    def _close_menu(self) -> None:
+        if self.menu is not None and self.menu.is_open:
+            self.menu.close()
+
+    @on(TextArea.SelectionChanged)
+    def _narrow_menu(self) -> None:
+        """Each key narrows the open menu to the word being typed; leaving the word closes it."""
+        if self.menu is None or not self.menu.is_open:
+            return
+        cursor = self.cursor_index
+        word = self.text[self.menu.start:cursor] if cursor >= self.menu.start else None
+        if word is None or _IDENTIFIER.fullmatch(word) is None:
+            self._close_menu()
+        else:
+            self.menu.narrow(word)
+            if not self.menu.is_open and word:  # the kernel's list is capped: ask again for this word
+                self.post_message(CompletionRequested(self.text, cursor, typing=True))
+
+    def on_blur(self) -> None:
+        self._close_menu()
 
     def action_copy_or_clear(self) -> None:
         """Ctrl-C with no step running: copy a selection, else throw the input away (IPython's way)."""
@@ -168,5 +255,6 @@ class CodeInput(TextArea):
         self.move_cursor(self.document.end)
 
     def _set_text(self, text: str) -> None:
+        self._close_menu()
         # An edit, not load_text: load_text rebuilds the tree-sitter query (~30 ms a keypress).
         self.replace(text, self.document.start, self.document.end)
