@@ -219,6 +219,7 @@ class QuizResult:
     expected: str        # the right answer in words
     feedback: str        # the misconception the answer shows, or why the key is right
     due: datetime        # when the question is due again
+    retry: bool = False  # the answer was not in the form asked for: nothing recorded, ask again
 
     @property
     def word(self) -> str:
@@ -306,6 +307,9 @@ class QuizRun:
         grade = await self._grade(question, answer)
         duration = round((time.monotonic() - self._shown_at) * 1000)
         text = answer_text(question, answer)
+        if grade.retry:
+            due = self.spaced.card(question.uid).due
+            return QuizResult(question, text, False, self.hinted, grade.expected, grade.feedback, due, retry=True)
         card = self.spaced.review(question.uid, grade.correct, self.hinted, text, duration)
         result = QuizResult(question, text, grade.correct, self.hinted, grade.expected, grade.feedback, card.due)
         self.results.append(result)
