@@ -413,10 +413,11 @@ async def grade_task(question: Question, code: str, session, *, in_place: bool =
     if problems:
         return Grade(False, "The lesson could not rebuild this step: " + "; ".join(problems), question.solution)
     steps = [await session.execute(code)] if code.strip() else []
-    holds, why = await check_holds(question, session)
+    error = next((s.error for s in steps if s.error), None)
+    # An attempt that raised is a wrong attempt even if what ran before the error passes.
+    holds, why = await check_holds(question, session) if error is None else (False, "")
     if holds:
         return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip(), steps=steps)
-    error = next((s.error for s in steps if s.error), None)
     reason = f"your code raised {error.type}: {error.message}" if error else why
     await prepare(question, session)
     return Grade(False, f"Not yet: {reason}. The namespace is back as it was before your attempt.",
