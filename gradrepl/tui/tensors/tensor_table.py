@@ -21,6 +21,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
@@ -90,7 +91,10 @@ class TensorTable(Widget, can_focus=True):
 
     # -- the step ------------------------------------------------------------
     def apply_step(self, changed: Iterable[dict[str, Any]], removed: Iterable[str]) -> tuple[list[str], list[str]]:
-        """Show one step's delta: add or patch `changed` rows, drop `removed` names."""
+        """Show one step's delta: add or patch `changed` rows, drop `removed` names; repaint only their lines."""
+        previously_lit = self._lit
+        marker_before = self.changed_out_of_view()
+        layout_before = (dict(self._widths), self.top, len(self._order))
         self._lit = {}
         changed_names: list[str] = []
         for row in changed:
@@ -113,9 +117,22 @@ class TensorTable(Widget, can_focus=True):
         if removed_names:
             self._remove(removed_names)
         self._follow(changed_names)
-        self.refresh()
+        if (dict(self._widths), self.top, len(self._order)) != layout_before:
+            self.refresh()  # rows moved or columns grew: every line in view is new
+        else:
+            self._repaint_rows(set(changed_names) | set(previously_lit), marker_before)
         self.post_message(PanelUpdated(changed_names, removed_names))
         return changed_names, removed_names
+
+    def _repaint_rows(self, names: set[str], marker_before: tuple[int, int]) -> None:
+        """Mark dirty only the lines of these rows (and the marker line if its count changed)."""
+        width, height = self.size
+        lines = {1 + self._index[name] - self.top for name in names if name in self._index}
+        if marker_before != self.changed_out_of_view():
+            lines.add(height - 1)
+        regions = [Region(0, y, width, 1) for y in sorted(lines) if 1 <= y < height]
+        if regions:
+            self.refresh(*regions)
 
     def _remove(self, names: list[str]) -> None:
         gone = set(names)
