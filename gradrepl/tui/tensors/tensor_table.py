@@ -1,9 +1,10 @@
 """The live tensor panel: one row per named tensor, drawn line by line (only what is on screen).
 
 A step costs what it changed, not what is alive: `apply_step` updates the
-rows it was given and asks for one repaint; Textual coalesces repaints to one
-per frame, and `render_line` builds only the lines in view. Column widths
-only ever grow (measuring every row again would cost a pass over the table).
+rows it was given and marks only their lines dirty (all lines in view only
+when rows moved or a column grew); Textual coalesces repaints to one per
+frame, and `render_line` builds only dirty lines in view. Column widths only
+ever grow (measuring every row again would cost a pass over the table).
 
 The name column stays put; a sideways scroll moves a whole column. The four
 facts come first, so at 80 columns and wider they are in view before any
