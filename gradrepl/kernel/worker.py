@@ -26,11 +26,13 @@ from gradrepl.kernel.inspect.graph import graph_of, render_text
 from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel import protocol, sandbox
+from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
 
 OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
 RESULT_CAP = 20_000   # characters of an echoed repr
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
+OP_SECONDS = 30.0     # a request other than a step (completion, inspect, check) that runs longer is given up on
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
 
 _libc = ctypes.CDLL(None)
@@ -119,7 +121,14 @@ class Kernel:
         if op != "execute":
             self.flags_dirty = True  # e.g. `inspect` evaluates code the journal did not see
         try:
-            return protocol.reply(message.get("id"), **handler(message))
+            if op == "execute":
+                return protocol.reply(message.get("id"), **handler(message))
+            with time_limit(OP_SECONDS):  # learner objects reached by the op may hang
+                return protocol.reply(message.get("id"), **handler(message))
+        except Overtime:
+            return protocol.reply(message.get("id"), ok=False, error=(
+                f"the kernel gave up on {op} after {OP_SECONDS:g} s: a value it had to read "
+                "(perhaps an object of yours) took too long"))
         except MemoryError:
             self.release_reserve()
             return protocol.reply(message.get("id"), ok=False, notes=[], error=_error_info(
@@ -146,12 +155,21 @@ class Kernel:
         self.stdout.new_step()
         self.stderr.new_step()
         started = time.perf_counter()
-        outcome = self._run(message["source"], step)
-        outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        self._end_output(step, outcome["notes"])
-        rows, removed = self.inspector.step(self.namespace, requires_grad_may_change=self.flags_dirty)
+        outcome = {"result": None, "error": None, "notes": []}
+        try:
+            outcome = self._run(message["source"], step)
+        finally:  # whatever happened, the step's output ends, so the client never waits for it
+            outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            self._end_output(step, outcome["notes"])
+        try:
+            rows, removed = bounded(lambda: self.inspector.step(
+                self.namespace, requires_grad_may_change=self.flags_dirty))
+            outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
+        except Failed as failed:
+            rows, removed = [], []
+            outcome["notes"].append(f"The tensor panel was not updated: reading your variables failed ({failed}). "
+                                    "An object whose attributes raise or hang can cause this; `del` it.")
         self.flags_dirty = False
-        outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
         outcome.update(tensors=rows, removed=removed)
         return outcome
 
@@ -232,7 +250,7 @@ class Kernel:
                 self.release_reserve()
                 outcome["error"] = _error_info(exc, filename, MEMORY_EXPLANATION)
             except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
-                outcome["error"] = _error_info(exc, filename, explain(exc) or sandbox.explain(exc))
+                outcome["error"] = _error_info(exc, filename, _explanation(exc))
             finally:
                 self.executing = False
                 self.flags_dirty = self.flags_dirty or journal is None or journal.flipped_requires_grad
@@ -293,9 +311,9 @@ def _split_last_expression(source: str, filename: str):
 
 def _short_repr(value) -> str:
     try:
-        text = repr(value)
-    except Exception as exc:  # a broken __repr__ must not break the step
-        text = f"<{type(value).__name__}: repr failed: {exc}>"
+        text = bounded(lambda: repr(value))
+    except Failed as failed:  # a broken __repr__ must not break the step
+        text = f"<{type(value).__name__} object: its repr could not be shown: {failed}>"
     if len(text) > RESULT_CAP:
         text = text[:RESULT_CAP] + f"... ({len(text) - RESULT_CAP:,} more characters)"
     return text
@@ -306,22 +324,34 @@ def _error_info(exc: BaseException, filename: str, explanation: str | None) -> d
     # Only the learner's own frames, from the first one on: the kernel's frames are noise.
     first = next((i for i, frame in enumerate(frames) if frame.filename.startswith("<step")), len(frames))
     lines = traceback.format_list(frames[first:]) if first < len(frames) else []
-    lines += traceback.format_exception_only(type(exc), exc)
-    message = str(exc)
+    message = safe_text(lambda: exc, "the error message")
+    try:
+        lines += bounded(lambda: traceback.format_exception_only(type(exc), exc))
+    except Failed:
+        lines.append(f"{type(exc).__name__}: {message}\n")
     if isinstance(exc, SyntaxError):
         message = f"{exc.msg} (line {exc.lineno})"
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
         explanation = explanation or "The step was interrupted; variables assigned before that point are kept."
     return {"type": type(exc).__name__, "message": message, "explanation": explanation,
-            "traceback": "Traceback (most recent call last):\n" + "".join(lines) if lines else ""}
+            "traceback": cap("Traceback (most recent call last):\n" + "".join(lines)) if lines else ""}
+
+
+def _explanation(exc: BaseException) -> str | None:
+    """Plain words for an error; explaining reads the exception, which may misbehave too."""
+    try:
+        return bounded(lambda: explain(exc) or sandbox.explain(exc))
+    except Failed:
+        return None
 
 
 def _warning_notes(caught) -> list[str]:
     notes = []
     for warning in caught:
-        text = f"{warning.category.__name__}: {warning.message}"
-        explanation = explain_warning(str(warning.message))
+        message = safe_text(lambda: warning.message, "the warning")
+        explanation = explain_warning(message)
+        text = f"{warning.category.__name__}: {message}"
         notes.append(f"{text}\n{explanation}" if explanation else text)
     return notes
 
@@ -380,20 +410,31 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
             continue
         if not line:
             break
+        message: dict = {}
         try:
             message = protocol.decode(line)
             answer = kernel.handle(message)
         except KeyboardInterrupt:
-            answer = protocol.reply(None, ok=False, error="interrupted")
+            answer = protocol.reply(message.get("id"), ok=False, error="interrupted")
         except Exception as exc:  # a bad request must not kill the kernel
-            answer = protocol.reply(None, ok=False, error=f"{type(exc).__name__}: {exc}")
+            answer = protocol.reply(message.get("id"), ok=False, error=cap(f"{type(exc).__name__}: {exc}"))
         try:
-            _write_all(reply_fd, protocol.encode(answer))
+            _write_all(reply_fd, _bounded_reply(answer))
         except BrokenPipeError:
             break
         if message.get("op") == "shutdown":
             break
     os._exit(0)
+
+
+def _bounded_reply(answer: dict) -> bytes:
+    """The reply as one line the client accepts: never past protocol.REPLY_CAP."""
+    data = protocol.encode(answer)
+    if len(data) <= protocol.REPLY_CAP:
+        return data
+    return protocol.encode(protocol.reply(answer.get("id"), ok=False, error=(
+        f"the kernel's answer was {len(data) >> 20} MiB, more than the {protocol.REPLY_CAP >> 20} MiB "
+        "a reply may hold (too many tensors at once?)")))
 
 
 def main(argv: list[str] | None = None) -> None:
