@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import platform
 import resource
 import signal
 import socket
@@ -484,3 +485,91 @@ def test_each_refusal_is_explained_in_words(policy: Policy, dirs: dict[str, Path
         assert policy.scratch_dir in probe["file"]
     if report["network"]["active"]:
         assert "no network" in probe["connect"] and "no network" in probe["dns"]
+
+
+# --- other processes' scheduling, hidden namespaces, exotic sockets, memfd -------------------
+
+@pytest.fixture
+def victim():
+    """A process of the same user that the kernel must not be able to slow down."""
+    process = subprocess.Popen(["sleep", "120"])
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+def test_scheduling_calls_reach_only_the_kernel_itself(policy: Policy, victim: int) -> None:
+    nice, affinity = os.getpriority(os.PRIO_PROCESS, victim), os.sched_getaffinity(victim)
+    scheduler = os.sched_getscheduler(victim)
+    libc = ctypes.CDLL(None, use_errno=True)
+    ioprio_get = lambda pid: libc.syscall(252, 1, pid)          # noqa: E731 - x86_64 ioprio_get
+    ioprio = ioprio_get(victim)
+
+    def probe() -> dict:
+        one_cpu = {min(os.sched_getaffinity(0))}
+
+        def ioprio_set(pid: int) -> list[int]:
+            rc = libc.syscall(251, 1, pid, (3 << 13) | 0)          # IOPRIO_CLASS_IDLE
+            return [rc, ctypes.get_errno() if rc < 0 else 0]
+        return {
+            "nice": attempt(lambda: os.setpriority(os.PRIO_PROCESS, victim, 19)),
+            "affinity": attempt(lambda: os.sched_setaffinity(victim, one_cpu)),
+            "scheduler": attempt(lambda: os.sched_setscheduler(victim, os.SCHED_IDLE, os.sched_param(0))),
+            "param": attempt(lambda: os.sched_setparam(victim, os.sched_param(0))),
+            "ioprio": attempt(lambda: ioprio_set(victim)),
+            "group": attempt(lambda: os.setpriority(os.PRIO_PGRP, os.getpgid(victim), 19)),
+            "own_nice": attempt(lambda: os.setpriority(os.PRIO_PROCESS, 0, 5)),
+            "own_affinity": attempt(lambda: os.sched_setaffinity(0, one_cpu)),
+            "own_ioprio": attempt(lambda: ioprio_set(0)),
+        }
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the raw ioprio syscall numbers here are x86_64's")
+    report, probe = run_sandboxed(policy, probe, needs="syscalls")
+    require(report, "syscalls")
+    assert os.getpriority(os.PRIO_PROCESS, victim) == nice
+    assert os.sched_getaffinity(victim) == affinity
+    assert os.sched_getscheduler(victim) == scheduler
+    assert ioprio_get(victim) == ioprio
+    for action in ("nice", "affinity", "scheduler", "param", "group"):
+        assert probe[action]["type"] == "PermissionError", (action, probe[action])
+    assert probe["ioprio"]["value"] == [-1, 1]
+    assert probe["own_nice"]["ok"] and probe["own_affinity"]["ok"], probe
+    assert probe["own_ioprio"]["value"] == [0, 0]
+
+
+def test_no_thread_in_new_namespaces_no_exotic_sockets_no_memfd(policy: Policy) -> None:
+    def probe() -> dict:
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        def clone(flags: int) -> list[int]:
+            # Without CLONE_SIGHAND/CLONE_VM Linux itself answers EINVAL; only the filter says EPERM.
+            rc = libc.syscall(56, flags, 0, 0, 0, 0)
+            return [rc, ctypes.get_errno() if rc < 0 else 0]
+
+        def make(domain: int, kind: int) -> None:
+            socket.socket(domain, kind).close()
+        return {
+            "clone_net": attempt(lambda: clone(0x00010000 | 0x40000000)),
+            "clone_ns": attempt(lambda: clone(0x00010000 | 0x00020000)),
+            "netlink": attempt(lambda: make(socket.AF_NETLINK, socket.SOCK_RAW)),
+            "packet": attempt(lambda: make(socket.AF_PACKET, socket.SOCK_RAW)),
+            "vsock": attempt(lambda: make(40, socket.SOCK_STREAM)),
+            "raw": attempt(lambda: make(socket.AF_INET, socket.SOCK_RAW)),
+            "pair": attempt(lambda: socket.socketpair(socket.AF_NETLINK)),
+            "memfd": attempt(lambda: os.memfd_create("pages")),
+            "udp": attempt(lambda: make(socket.AF_INET, socket.SOCK_DGRAM)),
+            "asyncio": attempt(lambda: __import__("asyncio").run(__import__("asyncio").sleep(0, 5))),
+            "threads": attempt(lambda: __import__("concurrent.futures").futures.ThreadPoolExecutor(2)
+                               .submit(lambda: 7).result()),
+        }
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the raw clone syscall number here is x86_64's")
+    report, probe = run_sandboxed(policy, probe, needs="syscalls")
+    require(report, "syscalls")
+    assert probe["clone_net"]["value"] == [-1, 1] and probe["clone_ns"]["value"] == [-1, 1], probe
+    for action in ("netlink", "packet", "vsock", "raw", "pair", "memfd"):
+        assert probe[action]["type"] == "PermissionError", (action, probe[action])
+    assert probe["udp"]["ok"] and probe["threads"]["value"] == 7
+    assert probe["asyncio"]["value"] == 5, probe["asyncio"]
