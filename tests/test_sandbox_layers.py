@@ -7,6 +7,7 @@ runs a probe after ``apply`` and sends what happened back as JSON over a pipe.
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import platform
@@ -29,8 +30,9 @@ from gradrepl.kernel.sandbox import Policy, apply, default_memory_limit, parse_s
 
 MiB = 1 << 20
 BUDGET = 128 * MiB
+REFUSED = (errno.EACCES, errno.EROFS)    # Landlock says EACCES; the read-only mounts say EROFS first
 LAYERS = ("process_group", "oom_score", "network", "parent_death", "scratch", "limits",
-          "no_new_privs", "files", "signals", "memory", "syscalls")
+          "no_new_privs", "files", "signals", "memory", "syscalls", "ipc", "mounts", "disk")
 
 
 def attempt(action: Callable[[], Any]) -> dict:
@@ -279,6 +281,57 @@ def test_allow_network_lets_the_connection_through(policy: Policy, tcp_listener,
 
 # --- files -------------------------------------------------------------------------------
 
+def test_reads_only_from_the_allow_list(dirs: dict[str, Path], tmp_path: Path) -> None:
+    """The home folder, its secrets, other terminals and the progress store cannot be read;
+    Python, torch's lazy imports and the devices Python needs still can."""
+    home = Path(os.environ["HOME"])
+    (home / ".ssh").mkdir(exist_ok=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    store = tmp_path / "gradrepl-home"
+    store.mkdir(exist_ok=True)
+    (store / "progress.sqlite3").write_bytes(b"SQLite format 3\0")
+    (dirs["workspace"] / "data.txt").write_text("mine")
+    master, slave = os.openpty()
+    terminal = os.ttyname(slave)
+    policy = Policy(BUDGET, False, str(dirs["scratch"]), str(dirs["workspace"]))
+
+    def probe() -> dict:
+        read = lambda path: Path(path).read_bytes()[:16].decode(errors="replace")    # noqa: E731
+        return {
+            "key": attempt(lambda: read(home / ".ssh" / "id_ed25519")),
+            "home": attempt(lambda: os.listdir(home)),
+            "shadow": attempt(lambda: read("/etc/shadow")),
+            "store": attempt(lambda: read(store / "progress.sqlite3")),
+            "terminal": attempt(lambda: os.open(terminal, os.O_RDONLY | os.O_NOCTTY)),
+            "tmp": attempt(lambda: os.listdir("/tmp")),
+            "workspace": attempt(lambda: read(dirs["workspace"] / "data.txt")),
+            "urandom": attempt(lambda: len(open("/dev/urandom", "rb").read(4))),
+            "proc": attempt(lambda: len(os.listdir("/proc/self/fd")) > 0),
+            "stdlib": attempt(lambda: __import__("inspect").getsource(__import__("fractions").Fraction)[:5]),
+            "site": attempt(lambda: __import__("numpy").zeros(2).tolist()),
+            "words": attempt(lambda: sandbox.explain(_refusal(lambda: read("/etc/shadow")))),
+        }
+
+    report, probe = run_sandboxed(policy, probe, needs="files")
+    os.close(master)
+    os.close(slave)
+    require(report, "files")
+    for action in ("key", "home", "shadow", "store", "terminal", "tmp"):
+        assert probe[action]["type"] == "PermissionError", (action, probe[action])
+    assert probe["workspace"]["value"] == "mine"
+    assert probe["urandom"]["value"] == 4 and probe["proc"]["value"] is True
+    assert probe["stdlib"]["value"] == "class" and probe["site"]["value"] == [0.0, 0.0]
+    assert "Reads are limited" in probe["words"]["value"]
+
+
+def _refusal(action: Callable[[], Any]) -> BaseException:
+    try:
+        action()
+    except BaseException as exc:  # noqa: BLE001 - the refusal itself is the value
+        return exc
+    raise AssertionError("the action was not refused")
+
+
 def test_writes_only_in_scratch_and_workspace(dirs: dict[str, Path]) -> None:
     (dirs["outside"] / "notes.txt").write_text("readable")
     policy = Policy(BUDGET, False, str(dirs["scratch"]), str(dirs["workspace"]))
@@ -314,12 +367,12 @@ def test_writes_only_in_scratch_and_workspace(dirs: dict[str, Path]) -> None:
     assert probe["rename"]["ok"] and (dirs["scratch"] / "sub/deeper/b.txt").exists()
     assert probe["workspace"]["ok"] and (dirs["workspace"] / "w.txt").exists()
     for action in ("outside", "overwrite", "mkdir", "tmp"):
-        assert probe[action]["type"] == "PermissionError", (action, probe[action])
+        assert probe[action]["errno"] in REFUSED, (action, probe[action])
     assert not (dirs["outside"] / "evil.txt").exists()
     assert not (dirs["outside"] / "d").exists()
     assert (dirs["outside"] / "notes.txt").read_text() == "readable"
     assert not Path("/tmp/gradrepl-sandbox-escape.txt").exists()
-    assert probe["read"]["value"] == "readable"
+    assert probe["read"]["type"] == "PermissionError", probe["read"]
     assert probe["devnull"]["ok"] and probe["import"]["value"] == 3
     assert probe["tempfile"]["value"].startswith(str(dirs["scratch"]))
 

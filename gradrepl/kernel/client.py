@@ -365,7 +365,7 @@ class KernelClient:
 
         return {"memory_limit": self.options.memory_limit or default_memory_limit(),
                 "allow_network": self.options.allow_network, "scratch_dir": self.scratch_dir,
-                "workspace": self.options.workspace}
+                "workspace": self.options.workspace, "readable": list(self.options.readable)}
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)

@@ -396,7 +396,8 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
     _home_in_scratch(policy["scratch_dir"])
     layers = sandbox.apply(sandbox.Policy(
         memory_limit=policy["memory_limit"], allow_network=policy["allow_network"],
-        scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace")))
+        scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace"),
+        readable=tuple(policy.get("readable", ()))))
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
