@@ -15,11 +15,10 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 
-from gradrepl.kernel import protocol
+from gradrepl.kernel import protocol, scratch
 from gradrepl.kernel.options import KernelOptions
 
 OUTPUT_CAP = 1 << 20     # bytes per stream per step, again on the raw pipes
@@ -261,8 +260,9 @@ class KernelProcess:
 class Zygote:
     """The warm template process and the socket to it."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], scratch_dir: str, disk_limit: int):
         self.env = env
+        self.args = [scratch_dir, str(disk_limit)]
         self.sock: socket.socket | None = None
         self.process: asyncio.subprocess.Process | None = None
         self.forked: asyncio.Queue = asyncio.Queue()
@@ -276,7 +276,7 @@ class Zygote:
         self.sock = ours
         ours.setblocking(False)
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()),
+            sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()), *self.args,
             pass_fds=[theirs.fileno()], stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=self.env)
         theirs.close()
@@ -350,7 +350,7 @@ class KernelClient:
 
     def __init__(self, options: KernelOptions | None = None):
         self.options = options or KernelOptions()
-        self.scratch_dir = tempfile.mkdtemp(prefix="gradrepl-scratch-")
+        self.scratch_dir = scratch.make()
         self.kernel: KernelProcess | None = None
         self.zygote: Zygote | None = None
         self.mode = "spawn" if self.options.spawn else "fork"
@@ -361,9 +361,10 @@ class KernelClient:
 
     # -- lifecycle ------------------------------------------------------
     def policy(self) -> dict:
-        from gradrepl.kernel.sandbox import default_memory_limit
+        from gradrepl.kernel.sandbox import default_disk_limit, default_memory_limit
 
         return {"memory_limit": self.options.memory_limit or default_memory_limit(),
+                "disk_limit": self.options.disk_limit or default_disk_limit(),
                 "allow_network": self.options.allow_network, "scratch_dir": self.scratch_dir,
                 "workspace": self.options.workspace, "readable": list(self.options.readable)}
 
@@ -379,7 +380,7 @@ class KernelClient:
     async def start(self) -> KernelProcess:
         """Start the zygote (unless spawning) and one kernel; returns when it is ready."""
         if self.mode == "fork" and self.zygote is None:
-            self.zygote = Zygote(self.env())
+            self.zygote = Zygote(self.env(), self.scratch_dir, self.policy()["disk_limit"])
             await self.zygote.start()
         self.kernel = await self._new_kernel()
         return self.kernel

@@ -397,7 +397,7 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
     layers = sandbox.apply(sandbox.Policy(
         memory_limit=policy["memory_limit"], allow_network=policy["allow_network"],
         scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace"),
-        readable=tuple(policy.get("readable", ()))))
+        readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
@@ -444,8 +444,11 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     cmd_fd, reply_fd, out_fd, err_fd = (int(a) for a in args[:4])
+    policy = json.loads(args[5])
+    # No zygote: this kernel's scratch tmpfs is its own (files do not outlive it).
+    policy["disk"] = sandbox.own_scratch(policy["scratch_dir"], policy["disk_limit"])
     warm_up()
-    serve(cmd_fd, reply_fd, out_fd, err_fd, args[4], json.loads(args[5]))
+    serve(cmd_fd, reply_fd, out_fd, err_fd, args[4], policy)
 
 
 if __name__ == "__main__":
