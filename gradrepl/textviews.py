@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gradrepl.terminal_text import visible, visible_step
+
 COLUMNS = ("name", "shape", "dtype", "req_grad", "leaf", "grad_fn", ".grad", "value")
 
 
@@ -48,6 +50,7 @@ def row_cells(row: dict, width: int = 32) -> list[str]:
 
 def step_text(result) -> str:
     """What one step did, as the plain REPL and `gradrepl run` print it (a StepResult in, lines out)."""
+    result = visible_step(result)
     lines = [text[:-1] if text.endswith("\n") else text for text in (result.stdout, result.stderr) if text]
     lines += [text for text in (result.result, result.display) if text is not None]
     if result.error:
@@ -69,7 +72,7 @@ def tensor_table(rows: list[dict], all_rows: bool = False) -> str:
     """An aligned table; changed rows are marked with '*' unless every row is shown plainly."""
     if not rows:
         return "(no live tensors)"
-    body = [row_cells(row) for row in rows]
+    body = [row_cells({**row, "name": visible(row["name"])}) for row in rows]
     widths = [max(len(col), *(len(cells[i]) for cells in body)) for i, col in enumerate(COLUMNS)]
     lines = ["  " + "  ".join(col.ljust(w) for col, w in zip(COLUMNS, widths)).rstrip()]
     for row, cells in zip(rows, body):

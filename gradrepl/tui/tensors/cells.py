@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
+from gradrepl.terminal_text import visible
 from gradrepl.textviews import format_summary
 
 # Column key -> header, in panel order.
@@ -43,7 +44,7 @@ def flag(value: Any) -> Text:
 def row_cells(row: dict[str, Any]) -> dict[str, Text]:
     """Every column's cell for `row`, keyed like COLUMNS."""
     return {
-        "name": Text(str(row.get("name", "?"))),
+        "name": Text(visible(str(row.get("name", "?")))),
         "value": Text(summary(row.get("value"))),
         "shape": Text(shape(row.get("shape"))),
         "dtype": Text(str(row.get("dtype", "")).removeprefix("torch.")),
