@@ -88,8 +88,11 @@ def open_store():
 
     try:
         store = ProgressStore.open()
-    except (StoreError, OSError) as exc:
+    except StoreError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"the progress folder {exc.filename or ''} cannot be created ({exc.strerror or exc}); "
+                         "set GRADREPL_HOME to a folder you can write") from None
     for notice in store.notices:
         print(f"gradrepl: {notice}", file=sys.stderr)
     return store
