@@ -61,19 +61,24 @@ def emit_json(obj: dict) -> None:
     sys.stdout.flush()
 
 
+MAX_SOURCE_BYTES = 16 << 20   # a script, lesson or export bigger than this is refused, never read whole
+
+
 def read_source(path: str) -> str:
-    """A script or lesson file as text; unreadable or non-UTF-8 files are usage errors."""
+    """A script or lesson file as text; unreadable, oversized or non-UTF-8 files are usage errors."""
     from gradrepl.errors import UsageError
 
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_SOURCE_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{path}: is a folder, not a file") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES >> 20} MiB, too large to be a script or lesson")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
