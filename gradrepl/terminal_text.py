@@ -27,7 +27,14 @@ def visible_step(result):
         explanation=result.error.explanation and visible(result.error.explanation))
     return dataclasses.replace(
         result, stdout=visible(result.stdout), stderr=visible(result.stderr),
-        result=result.result and visible(result.result), display=result.display and visible(result.display),
+        result=result.result and visible(result.result), display=_visible_display(result.display),
         notes=[visible(note) for note in result.notes], error=error,
         removed=[visible(name) for name in result.removed],
         tensors=[{**row, "name": visible(str(row.get("name", "")))} for row in result.tensors])
+
+
+def _visible_display(display):
+    """A magic's text, or a help page ({"kind", "title", "text"}), made visible."""
+    if isinstance(display, dict):
+        return {key: visible(value) if isinstance(value, str) else value for key, value in display.items()}
+    return display and visible(display)

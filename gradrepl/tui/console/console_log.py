@@ -10,6 +10,7 @@ from textual.widgets import RichLog
 
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.terminal_text import visible_step
+from gradrepl.textviews import display_text
 
 PROMPT = ">>> "
 CONTINUATION = "... "
@@ -56,7 +57,7 @@ class ConsoleLog(RichLog):
         if result.stderr:
             self._emit(Text(result.stderr.rstrip("\n"), style="yellow"))
         if result.display:
-            self._emit(Text(result.display.rstrip("\n")))
+            self._emit(Text(display_text(result.display).rstrip("\n")))
         if result.result is not None:
             self._emit(Text(result.result))
         if result.error is not None:
