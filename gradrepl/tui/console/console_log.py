@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from gradrepl.kernel.protocol import StepResult
+from gradrepl.terminal_text import visible_step
 from gradrepl.textviews import display_text
 
 PROMPT = ">>> "
@@ -50,6 +51,7 @@ class ConsoleLog(RichLog):
 
     def write_result(self, result: StepResult) -> None:
         """Everything a step produced except its source, in reading order."""
+        result = visible_step(result)
         if result.stdout:
             self._emit(Text(result.stdout.rstrip("\n")))
         if result.stderr:
