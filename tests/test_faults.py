@@ -160,7 +160,7 @@ async def test_segfault_reports_a_python_stack(session):
     assert_lost_in_words(result)
     assert "segmentation fault" in result.kernel_event.lower()
     assert "Segmentation fault" in result.stderr
-    assert "deref" in result.stderr and "Cell In[" in result.stderr  # the learner's frames, by name
+    assert "deref" in result.stderr and "Cell In[" in result.stderr   # the learner's frames, by cell
     await assert_recovers(session, "before = 1", crash)
 
 
@@ -275,9 +275,7 @@ async def test_write_outside_scratch_fails_and_leaves_no_file(session, tmp_path:
     target = tmp_path / "escape.txt"
     attempt = f"open({str(target)!r}, 'w').write('learner')"
     result = await session.execute(attempt)
-    assert result.error.type in ("PermissionError", "OSError") and result.kernel_event is None
-    assert "Errno 13" in result.error.message or "Errno 30" in result.error.message, result.error
-    assert result.error.explanation and session.client.scratch_dir in result.error.explanation
+    assert result.error.type == "PermissionError" and result.kernel_event is None
     assert not target.exists()
     saved = await session.execute("torch.save(torch.arange(3), 'model.pt')\ntorch.load('model.pt').tolist()")
     assert saved.result == "[0, 1, 2]", saved
