@@ -26,6 +26,7 @@ from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.confirm import Confirm
 from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.console.help_view import HelpView, is_help
 from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.messages import (
@@ -297,6 +298,9 @@ class GradReplApp(App):
         self.steps_in_kernel += 1
         self.query_one(ConsoleLog).write_result(result)
         self.refresh_bindings()  # F4 shows once a traceback has torch frames to open
+        if is_help(result.display):
+            self.push_screen(HelpView(result.display.get("title", "help"), result.display.get("text", "")),
+                             lambda _: self.focus_input())
         table = self.query_one(TensorTable)
         changed, removed = table.apply_step(result.tensors, result.removed)
         status = self.query_one(StatusBar)

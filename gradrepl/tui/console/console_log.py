@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from gradrepl.kernel.protocol import ErrorInfo, StepResult
+from gradrepl.tui.console.help_view import is_help
 from gradrepl.tui.console.traceback_view import error_view
 from gradrepl.textviews import display_text
 
@@ -68,7 +69,9 @@ class ConsoleLog(RichLog):
             self._emit(Text(result.stdout.rstrip("\n")))
         if result.stderr:
             self._emit(Text(result.stderr.rstrip("\n"), style="yellow"))
-        if result.display:
+        if is_help(result.display):  # the page itself opens in the help view
+            self._emit(Text(f"help: {result.display.get('title', '')} (opened in the help view)", style="dim"))
+        elif result.display:
             self._emit(Text(display_text(result.display).rstrip("\n")))
         if result.result is not None:
             self._emit(Text(result.result))
