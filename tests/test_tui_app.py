@@ -61,7 +61,7 @@ async def test_first_gradient_fills_the_panel(history):
         assert table.names == ["x", "y"]
         assert cell(app, "x", "grad") == "7"
         assert cell(app, "y", "grad_fn") == "AddBackward0"
-        assert cell(app, "y", "is_leaf") == "False"
+        assert cell(app, "y", "is_leaf") == "no"
         # Only x changed in the backward step: it is lit, y is not.
         assert table.lit_names() == ["x"]
         assert recorder.of(PanelUpdated)[-1].changed == ["x"]

@@ -202,7 +202,10 @@ class Session:
         """
         if self.state != "idle":
             return []
-        reply = await self._request("complete", code=code, cursor=len(code) if cursor is None else cursor)
+        # Shielded: a menu that narrows as you type cancels stale requests, and a request cancelled
+        # after it was sent would leave its reply to be read as the answer to the next one.
+        reply = await asyncio.shield(self._request("complete", code=code,
+                                                   cursor=len(code) if cursor is None else cursor))
         if reply.get("error"):
             completion_log.warning("completion failed at %d in %r: %s", cursor or len(code), code, reply["error"])
             return []

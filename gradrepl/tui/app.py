@@ -17,7 +17,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer
+from textual.widgets import Footer
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
@@ -320,9 +320,9 @@ class GradReplApp(App):
         if message.name == self.details_name:
             self.query_one(TensorDetails).show(message)
 
-    @on(DataTable.RowSelected, "#tensors")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
-        self.show_details(event.row_key.value)
+    @on(TensorTable.RowSelected, "#tensors")
+    def _row_selected(self, event: TensorTable.RowSelected) -> None:
+        self.show_details(event.name)
 
     # -- actions -------------------------------------------------------------
     def show_details(self, name: str) -> None:
