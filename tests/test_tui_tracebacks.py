@@ -34,12 +34,15 @@ async def test_nested_error_shows_learner_frames_and_folds_torch_frames(history)
         assert recorder.of(StepFinished)[-1].result.error.type == "RuntimeError"
         lines = log_lines(app)
         start = lines.index("Traceback (most recent call last)")
-        assert [line.strip() for line in lines[start + 1:start + 7]] == [
+        assert [line.strip() for line in lines[start + 1:start + 8]] == [
             "Cell In[3], line 1", "----> 1 f(torch.ones(2))",
-            "Cell In[2], line 2, in f", "----> 2 return g(x) + 1",
+            "Cell In[2], line 2, in f", "----> 2 return g(x) + 1", "^^^^",
             "Cell In[1], line 2, in g", "----> 2 return x.sum().backward()"]
-        assert "torch frames folded" in lines[start + 7]
-        assert lines[start + 8].startswith("RuntimeError: element 0 of tensors does not require grad")
+        caret = lines[start + 5]
+        assert caret.index("^") == lines[start + 4].index("g(x)")  # under the call that failed
+        assert lines[start + 8].strip() == "^" * len("x.sum().backward()")
+        assert "torch frames folded" in lines[start + 9]
+        assert lines[start + 10].startswith("RuntimeError: element 0 of tensors does not require grad")
         assert not any("gradrepl/" in line or "_tensor.py" in line for line in lines)
         assert "toggle_library_frames" in shown_actions(app)
         await pilot.press("f4")

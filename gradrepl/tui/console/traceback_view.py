@@ -81,8 +81,13 @@ def _frame(frame: dict) -> Text:
     text = Text(f"  {_location(frame)}", style="dim" if library else "cyan")
     if frame["line"]:
         number = f"{frame['lineno']} " if frame["lineno"] else ""
-        text.append(f"\n  {ARROW}{number}", style="dim" if library else "bold green")
+        margin = f"  {ARROW}{number}"
+        text.append(f"\n{margin}", style="dim" if library else "bold green")
         text.append_text(_code(frame["line"], dim=library))
+        col, end = frame.get("col"), frame.get("end_col")
+        # As Python does: a caret only where it says more than the line itself (not the whole line).
+        if not library and col is not None and end is not None and end > col and (col, end) != (0, len(frame["line"])):
+            text.append("\n" + " " * (len(margin) + col) + "^" * (end - col), style="bold red")
     return text
 
 
