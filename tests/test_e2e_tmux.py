@@ -190,6 +190,23 @@ def test_tab_a_pasted_block_and_a_nested_error_on_a_real_screen(tmp_path, size):
         term.close()
 
 
+def test_the_first_frame_at_80x24_is_already_stacked(tmp_path):
+    """Every frame from launch on has the panel under the console: the layout never flips."""
+    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, 80, 24)
+    try:
+        frames: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (frames and "idle" in frames[-1]):
+            screen = term.screen()
+            if "console" in screen and (not frames or frames[-1] != screen):
+                frames.append(screen)
+        assert frames and "idle" in frames[-1]
+        side_by_side = [frame for frame in frames if lines_with(frame, "console") == lines_with(frame, "tensors")]
+        assert not side_by_side, side_by_side[0]
+    finally:
+        term.close()
+
+
 @pytest.mark.parametrize("sighup", [True, False], ids=["sighup", "no-sighup"])
 def test_a_killed_tmux_session_takes_tui_zygote_kernel_and_scratch_along(tmp_path, sighup):
     """`make run` in tmux, then kill-session: nothing of gradrepl may stay behind.
