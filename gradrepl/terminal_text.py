@@ -24,7 +24,9 @@ def visible_step(result):
     """A copy of a StepResult whose learner-controlled text is all `visible`."""
     error = result.error and dataclasses.replace(
         result.error, message=visible(result.error.message), traceback=visible(result.error.traceback),
-        explanation=result.error.explanation and visible(result.error.explanation))
+        explanation=result.error.explanation and visible(result.error.explanation),
+        frames=[{**frame, **{key: visible(str(frame[key])) for key in ("filename", "name", "line", "text")
+                             if frame.get(key) is not None}} for frame in result.error.frames])
     return dataclasses.replace(
         result, stdout=visible(result.stdout), stderr=visible(result.stderr),
         result=result.result and visible(result.result), display=_visible_display(result.display),

@@ -76,6 +76,10 @@ class Frame:
     name: str
     line: str
     origin: str
+    # Where on `line` (0-based, as stripped) the failing expression is, when Python knows and
+    # it is on this one line: what a caret goes under.
+    col: int | None = None
+    end_col: int | None = None
 
 
 @dataclass

@@ -81,8 +81,18 @@ def learner_frames(exc: BaseException, learner_files: set[str]) -> list[dict]:
         if not seen_learner or ours[index] or (index in dropped and not learner):
             continue
         frames.append(asdict(Frame(summary.filename, summary.lineno or 0, summary.name,
-                                   (summary.line or "").strip(), "learner" if learner else "library")))
+                                   (summary.line or "").strip(), "learner" if learner else "library",
+                                   *_columns(summary))))
     return frames
+
+
+def _columns(summary: traceback.FrameSummary) -> tuple[int | None, int | None]:
+    """The failing expression's columns on the stripped line, if it lies on that one line."""
+    if summary.colno is None or summary.end_colno is None or summary.end_lineno != summary.lineno:
+        return None, None
+    raw = linecache.getline(summary.filename, summary.lineno or 0)
+    indent = len(raw) - len(raw.lstrip())
+    return max(0, summary.colno - indent), max(0, summary.end_colno - indent)
 
 
 def location(filename: str, lineno: int, name: str | None = None) -> str:
