@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import json
+import linecache
 import os
 import platform
 import resource
@@ -49,6 +50,8 @@ def run_sandboxed(policy: Policy, probe: Callable[[], dict], needs: str | None =
 
     With ``needs``, the probe runs only if that layer is active (it would do harm otherwise).
     """
+    # The probes' own lines, as a kernel has the learner's in linecache: the child may not read this file.
+    linecache.getlines(__file__)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:

@@ -60,10 +60,12 @@ async def test_tui_console_log_and_panel_show_kernel_text_visibly(session):
     app = LogApp()
     async with app.run_test() as pilot:
         log = app.query_one(ConsoleLog)
+        log.write_source("print('\x1b]0;cell\x07')")     # a lesson cell's source is lesson text
         log.write_result(result)
         await pilot.pause(0.1)
         text = "\n".join(line.text for line in log.lines)
     assert raw_controls(text) == [] and "\\x1b]52;c;ZXZpbA==" in text and "[bold]markup[/bold]" in text
+    assert "\\x1b]0;cell\\x07" in text
     (row,) = [row for row in result.tensors if "X" in row["name"]]
     assert row_cells(row)["name"].plain == "\\x1b]0;X\\x07"
 
