@@ -7,7 +7,7 @@ name to a new tensor, one that appends a tensor to ``xs``, and tensors that all
 require grad. Prints wall-clock median and p90 and the median CPU time of the
 calling thread (steadier when other processes share the machine).
 
-    .venv/bin/python benchmarks/bench_inspector.py
+    .venv/bin/python benchmarks/bench_inspector.py [--quick]
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import torch
 from torch import nn
 
 from gradrepl.kernel.inspect import Inspector
+from sizes import pick
 
-STEPS = 300
+STEPS = pick(300, 5)
+COUNTS = pick((100, 1_000, 10_000), (100, 1_000))
 
 
 def measure(namespace: dict, code: str | None, steps: int = STEPS) -> tuple[float, float, float]:
@@ -53,7 +55,7 @@ def main() -> None:
     torch.set_num_threads(1)  # measure the inspector, not a thread pool waking up on a busy machine
     print(f"torch {torch.__version__}, {STEPS} steps each; ms per step() as wall median / wall p90 / CPU median")
     print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'append':>22}  {'all require grad, one add_':>26}")
-    for count in (100, 1_000, 10_000):
+    for count in COUNTS:
         one = measure(fresh(count), "xs[5].add_(1)")
         none = measure(fresh(count), None)
         new = measure(fresh(count), "y = torch.ones(2)")  # rebinding y: one new tensor per step
