@@ -14,6 +14,7 @@ import secrets
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -158,13 +159,60 @@ class KernelProcess:
                 pipe.task.cancel()
 
 
+def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the zygote and of spawned kernels."""
+    env = dict(os.environ)
+    env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
+    # torch starts a thread pool at import unless told not to, and a process with
+    # threads cannot be forked safely; each kernel sets its own count after forking.
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def _launch_zygote(env: dict[str, str]) -> tuple[subprocess.Popen, socket.socket]:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno())], pass_fds=[theirs.fileno()],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    theirs.close()
+    return process, ours
+
+
+# A zygote started before the frontend knew it needed one (start_zygote_early); the first Zygote adopts it.
+_early: tuple[dict[str, str], subprocess.Popen, socket.socket] | None = None
+
+
+def start_zygote_early() -> None:
+    """Launch the zygote now, first thing: its torch import then overlaps with everything the
+    frontend does (parsing flags, importing its UI, reading files) until it asks for a kernel."""
+    global _early
+    if _early is None:
+        env = kernel_env()
+        _early = (env, *_launch_zygote(env))
+
+
+def discard_early_zygote() -> None:
+    """End an early zygote no Zygote adopted (the command stopped before it needed a kernel)."""
+    global _early
+    if _early is not None:
+        _, process, sock = _early
+        _early = None
+        sock.close()
+        process.kill()
+        process.wait()
+        process.stderr.close()
+
+
 class Zygote:
     """The warm template process and the socket to it."""
 
     def __init__(self, env: dict[str, str]):
         self.env = env
         self.sock: socket.socket | None = None
-        self.process: asyncio.subprocess.Process | None = None
+        self.process: subprocess.Popen | None = None
+        self.stderr = asyncio.StreamReader()
+        self.stderr_transport: asyncio.ReadTransport | None = None
         self.forked: asyncio.Queue = asyncio.Queue()
         self.exits: dict[int, asyncio.Future] = {}
         self.ready = asyncio.get_running_loop().create_future()
@@ -172,14 +220,17 @@ class Zygote:
         self.reader_task: asyncio.Task | None = None
 
     async def start(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock = ours
-        ours.setblocking(False)
-        self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()),
-            pass_fds=[theirs.fileno()], stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=self.env)
-        theirs.close()
+        global _early
+        if _early is not None and _early[0] != self.env:
+            discard_early_zygote()  # started for other settings: of no use here
+        if _early is not None:
+            _, self.process, self.sock = _early
+            _early = None
+        else:
+            self.process, self.sock = _launch_zygote(self.env)
+        self.sock.setblocking(False)
+        self.stderr_transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(self.stderr), self.process.stderr)
         self.reader_task = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -196,7 +247,10 @@ class Zygote:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 self._dispatch(json.loads(line))
-        error = (await self.process.stderr.read()).decode(errors="replace")[-4000:] if self.process else ""
+        try:
+            error = (await asyncio.wait_for(self.stderr.read(), OUTPUT_SETTLE)).decode(errors="replace")[-4000:]
+        except asyncio.TimeoutError:
+            error = ""
         dead = KernelDied(f"the kernel template process stopped{': ' + error.strip() if error.strip() else ''}")
         if not self.ready.done():
             self.ready.set_exception(dead)
@@ -238,11 +292,17 @@ class Zygote:
                 pass
         if self.sock:
             self.sock.close()
-        if self.process and self.process.returncode is None:
-            try:
-                await asyncio.wait_for(self.process.wait(), 2)
-            except asyncio.TimeoutError:
+        if self.process:
+            # An idle zygote exits as soon as it reads EOF; one busy importing (WARM_LATER) is killed.
+            for _ in range(20):
+                if self.process.poll() is not None:
+                    break
+                await asyncio.sleep(0.005)
+            else:
                 self.process.kill()
+                self.process.wait()
+        if self.stderr_transport:
+            self.stderr_transport.close()
 
 
 class KernelClient:
@@ -268,13 +328,7 @@ class KernelClient:
                 "workspace": self.options.workspace}
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
-        # torch starts a thread pool at import unless told not to, and a process with
-        # threads cannot be forked safely; each kernel sets its own count after forking.
-        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
-        env.update(self.options.extra_env)
-        return env
+        return kernel_env(self.options.extra_env)
 
     async def start(self) -> KernelProcess:
         """Start the zygote (unless spawning) and one kernel; returns when it is ready."""

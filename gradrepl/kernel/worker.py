@@ -176,8 +176,7 @@ class Kernel:
         return {"value": describe(value)}
 
     def op_complete(self, message: dict) -> dict:
-        import jedi
-
+        jedi = _jedi()
         code, cursor = message.get("code", ""), int(message.get("cursor", 0))
         before = code[:cursor]
         line = before.count("\n") + 1
@@ -327,22 +326,28 @@ def _warning_notes(caught) -> list[str]:
 
 
 def warm_up() -> None:
-    """Import what the first step would otherwise import (sympy alone takes about a second)."""
-    import jedi  # noqa: F401
-    import torch._dynamo  # noqa: F401  (optimizers and checkpointing import it on first use)
-    import torch.optim  # noqa: F401
-    import torch.utils.checkpoint  # noqa: F401
+    """What every step needs, imported before the first kernel: torch (above) and the shadow recorder."""
+    from gradrepl.kernel.symbolic import shadow  # noqa: F401
 
-    from gradrepl.kernel.symbolic import crosscheck, shadow  # noqa: F401
+
+# What only some requests need: sympy for checks (about 0.2 s), jedi for completion, torch._dynamo
+# (optimizers and checkpointing import it on first use, about 0.6 s). The zygote imports these one
+# by one while idle, after its first kernel runs; a kernel forked before that imports them on first use.
+WARM_LATER = ("gradrepl.kernel.symbolic.crosscheck", "jedi", "torch._dynamo", "torch.utils.checkpoint")
+
+
+def _jedi():
+    """jedi, with its cache in scratch (jedi may have been imported before HOME moved there)."""
+    import jedi
+
+    jedi.settings.cache_directory = os.path.join(os.environ["XDG_CACHE_HOME"], ".cache", "jedi")
+    return jedi
 
 
 def _home_in_scratch(scratch: str) -> None:
     """Caches (jedi's, torch's, matplotlib's) go to scratch: the sandbox refuses writes anywhere else."""
-    import jedi
-
     for var in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         os.environ[var] = scratch
-    jedi.settings.cache_directory = os.path.join(scratch, ".cache", "jedi")
 
 
 def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, policy: dict) -> None:

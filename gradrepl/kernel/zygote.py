@@ -1,7 +1,10 @@
 """A warm template process: imports torch once, then forks a kernel per request.
 
 Forking a warm process gives a fresh kernel in milliseconds instead of the
-second or two that importing torch takes. The zygote must never run a tensor
+second or two that importing torch takes. Only what every step needs is
+imported before the first kernel; the rest (worker.WARM_LATER: sympy, jedi,
+torch._dynamo) follows one module at a time while the zygote is idle, so
+later kernels (restarts) have it too. The zygote must never run a tensor
 op (an OpenMP thread pool would make a later fork hang) and must stay
 single-threaded, which it checks before every fork.
 
@@ -14,6 +17,7 @@ and, once at start, ``{"event": "ready", "pid", "threads"}``.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import select
@@ -33,10 +37,13 @@ def _send(sock: socket.socket, message: dict) -> None:
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
+IDLE_BEFORE_WARMING = 0.2  # seconds without a request before importing the next of worker.WARM_LATER
+
+
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(True)
-    # Import everything a kernel needs before the first fork, then freeze it so
+    # Import what a kernel needs before the first fork, then freeze it so
     # the kernels' garbage collections never rescan these objects.
     from gradrepl.kernel import worker
 
@@ -44,6 +51,8 @@ def main() -> None:
 
     gc.collect()
     gc.freeze()
+    later = list(worker.WARM_LATER)
+    forked = False
     wakeup_r, wakeup_w = os.pipe()
     os.set_blocking(wakeup_w, False)
     signal.set_wakeup_fd(wakeup_w)
@@ -51,9 +60,16 @@ def main() -> None:
     _send(sock, {"event": "ready", "pid": os.getpid(), "threads": _thread_count()})
     buffer = b""
     while True:
+        idle = IDLE_BEFORE_WARMING if later and forked else None
         try:
-            readable, _, _ = select.select([sock, wakeup_r], [], [])
+            readable, _, _ = select.select([sock, wakeup_r], [], [], idle)
         except InterruptedError:
+            continue
+        if not readable:  # idle, with a kernel running: import one more module for the next kernels
+            importlib.import_module(later.pop(0))
+            if not later:
+                gc.collect()
+                gc.freeze()
             continue
         if wakeup_r in readable:
             os.read(wakeup_r, 512)
@@ -67,6 +83,7 @@ def main() -> None:
                 line, buffer = buffer.split(b"\n", 1)
                 _fork_kernel(sock, json.loads(line), fds, wakeup_r, wakeup_w)
                 fds = []
+                forked = True
     os._exit(0)
 
 

@@ -25,16 +25,18 @@ makes afterwards is "too long to check".
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradrepl.kernel.symbolic.expr import relu, sigmoid
+if TYPE_CHECKING:
+    import sympy
 
 MAX_ELEMENTS = 16      # largest tensor that gets a formula
 MAX_CONSTANT = 4096    # largest non-grad tensor read as constants (matmul inputs may be wider)
@@ -94,20 +96,31 @@ class Formula:
 
 
 def call(name: str):
-    """The elementwise op that applies the sympy function SYMPY_FUNCTIONS[name]."""
+    """The elementwise op that applies the sympy function sympy_builders()[name]."""
     return lambda a: Formula(name, (a,))
 
 
-SYMPY_FUNCTIONS = {
-    "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos,
-    "tan": sympy.tan, "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan, "sinh": sympy.sinh,
-    "cosh": sympy.cosh, "tanh": sympy.tanh, "sigmoid": sigmoid, "relu": relu, "abs": sympy.Abs,
-    "log2": lambda u: sympy.log(u, 2), "log10": lambda u: sympy.log(u, 10),
-}
-_SYMPY_OPERATORS = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
-    "**": lambda a, b: a**b, "neg": lambda a: -a, "sum": lambda *terms: sympy.Add(*terms),
-}
+# Elementwise functions a formula can apply; sympy_builders() says how each becomes sympy.
+ELEMENTWISE = ("exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+               "sigmoid", "relu", "abs", "log2", "log10")
+
+
+@functools.cache
+def sympy_builders() -> dict:
+    """Formula op -> the sympy function that builds it. Imports sympy, so only a check calls this:
+    recording a step never does, and a kernel starts without paying for sympy."""
+    import sympy
+
+    from gradrepl.kernel.symbolic.expr import relu, sigmoid
+
+    return {
+        "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos,
+        "tan": sympy.tan, "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan, "sinh": sympy.sinh,
+        "cosh": sympy.cosh, "tanh": sympy.tanh, "sigmoid": sigmoid, "relu": relu, "abs": sympy.Abs,
+        "log2": lambda u: sympy.log(u, 2), "log10": lambda u: sympy.log(u, 10),
+        "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+        "**": lambda a, b: a**b, "neg": lambda a: -a, "sum": lambda *terms: sympy.Add(*terms),
+    }
 
 
 def to_sympy(value, recorder: "Recorder") -> sympy.Expr:
@@ -129,8 +142,7 @@ def to_sympy(value, recorder: "Recorder") -> sympy.Expr:
             node.expr = recorder.symbol_of(node.args[0])
         else:
             args = [a.expr if isinstance(a, Formula) else _number(a) for a in node.args]
-            build = _SYMPY_OPERATORS.get(node.op) or SYMPY_FUNCTIONS[node.op]
-            node.expr = build(*args)
+            node.expr = sympy_builders()[node.op](*args)
     return value.expr
 
 
@@ -265,6 +277,8 @@ class Recorder:
 
     def symbol_of(self, origin: LeafSymbol) -> sympy.Symbol:
         """The real sympy symbol standing for one leaf element (real=True keeps derivatives simple)."""
+        import sympy
+
         if origin.symbol is None:
             if len(self.symbols) > self._prune_at:
                 self.forget_dead_symbols()
@@ -347,7 +361,7 @@ UNARY = {
     "neg": lambda a: -a, "negative": lambda a: -a, "__neg__": lambda a: -a,
     "positive": lambda a: a, "__pos__": lambda a: a, "clone": lambda a: a, "contiguous": lambda a: a,
     "float": lambda a: a, "double": lambda a: a, "to": lambda a: a, "type_as": lambda a: a, "cpu": lambda a: a,
-    **{name: call(name) for name in SYMPY_FUNCTIONS},
+    **{name: call(name) for name in ELEMENTWISE},
     "rsqrt": lambda a: 1 / call("sqrt")(a), "arcsin": call("asin"), "arccos": call("acos"), "arctan": call("atan"),
     "absolute": call("abs"), "__abs__": call("abs"),
     "square": lambda a: a**2, "reciprocal": lambda a: 1 / a,
@@ -542,6 +556,8 @@ def _plain(value) -> int | float:
 
 def _number(value) -> sympy.Expr:
     """A constant as it reads best: 3 rather than 3.0; other floats keep float64 precision."""
+    import sympy
+
     value = float(value)
     if value.is_integer() and abs(value) < 1e15:
         return sympy.Integer(int(value))
