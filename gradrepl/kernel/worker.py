@@ -148,8 +148,9 @@ class Kernel:
         started = time.perf_counter()
         outcome = self._run(message["source"], step)
         outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        self._end_output(step, outcome["notes"])
         rows, removed = self.inspector.step(self.namespace, requires_grad_may_change=self.flags_dirty)
+        # The sentinels go out just before the reply, so the client wakes up once for all three.
+        self._end_output(step, outcome["notes"])
         self.flags_dirty = False
         outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
         outcome.update(tensors=rows, removed=removed)
