@@ -1,0 +1,55 @@
+"""Cold start: the zygote starts before the frontend has parsed its flags, and the first kernel
+does not wait for what only some requests need (sympy, jedi, torch._dynamo)."""
+
+import asyncio
+
+import pytest
+
+from gradrepl import cli
+from gradrepl.kernel import client
+from gradrepl.session import Session
+
+
+@pytest.mark.parametrize("argv, starts", [
+    (["run", "script.py"], True),
+    (["--memory-limit", "2G", "check", "x**2", "--at", "x=1"], True),  # a flag's value is not the command
+    ([], True),                      # the tutor itself
+    (["--plain"], True),
+    (["lessons"], False),
+    (["run", "--help"], False),
+    (["--version"], False),
+])
+def test_commands_that_need_a_kernel_start_the_zygote_first(argv, starts):
+    assert cli._starts_a_kernel(argv) is starts
+
+
+async def test_the_first_session_adopts_the_early_zygote_and_runs_steps():
+    client.start_zygote_early()
+    early = client._early[1]
+    async with Session() as session:
+        assert session.client.zygote.process is early  # no second interpreter importing torch
+        assert (await session.execute("6 * 7")).result == "42"
+    assert early.poll() is not None  # closing the session ended it
+    assert client._early is None
+
+
+def test_an_early_zygote_nobody_needed_is_ended():
+    client.start_zygote_early()
+    early = client._early[1]
+    client.discard_early_zygote()
+    assert early.poll() is not None and client._early is None
+
+
+async def test_the_first_kernel_is_lean_and_later_kernels_get_the_rest_warm():
+    probe = "import sys\n[name in sys.modules for name in ('sympy', 'jedi', 'torch._dynamo')]"
+    async with Session() as session:
+        assert (await session.execute(probe)).result == "[False, False, False]"
+        check = await session.check_expr("x**2 + 3*x", {"x": 2.0})  # imports sympy on first use
+        assert check["agree"] is True
+        for _ in range(100):  # the zygote imports one module per idle moment (0.2 s)
+            await asyncio.sleep(0.2)
+            await session.restart()
+            if (await session.execute(probe)).result == "[True, True, True]":
+                break
+        else:
+            pytest.fail("kernels forked from an idle zygote never had sympy, jedi and torch._dynamo")
