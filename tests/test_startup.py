@@ -53,3 +53,13 @@ async def test_the_first_kernel_is_lean_and_later_kernels_get_the_rest_warm():
                 break
         else:
             pytest.fail("kernels forked from an idle zygote never had sympy, jedi and torch._dynamo")
+
+
+async def test_a_one_shot_command_does_not_warm_the_zygote_behind_its_steps():
+    from gradrepl.kernel.options import KernelOptions
+
+    probe = "import sys\n'torch._dynamo' in sys.modules or 'sympy' in sys.modules"
+    async with Session(KernelOptions(warm_later=False)) as session:  # as `gradrepl run` and `check` start it
+        await asyncio.sleep(1.5)  # long enough for an idle zygote to import its first modules
+        await session.restart()
+        assert (await session.execute(probe)).result == "False"

@@ -270,10 +270,11 @@ class Zygote:
             if not future.done():
                 future.set_result(event["status"])
 
-    async def fork(self, fds: list[int], nonce: str, policy: dict) -> tuple[int, asyncio.Future]:
+    async def fork(self, fds: list[int], nonce: str, policy: dict, warm_later: bool) -> tuple[int, asyncio.Future]:
         await self.ready
         async with self.lock:
-            message = (json.dumps({"op": "fork", "nonce": nonce, "policy": policy}) + "\n").encode()
+            request = {"op": "fork", "nonce": nonce, "policy": policy, "warm_later": warm_later}
+            message = (json.dumps(request) + "\n").encode()
             socket.send_fds(self.sock, [message], fds)
             event = await self.forked.get()
         if event["event"] != "forked":
@@ -349,7 +350,7 @@ class KernelClient:
         try:
             if self.mode == "fork":
                 try:
-                    pid, exited = await self.zygote.fork(theirs, nonce, self.policy())
+                    pid, exited = await self.zygote.fork(theirs, nonce, self.policy(), self.options.warm_later)
                 except KernelDied:
                     self.mode = "spawn"  # no warm template: fall back to a fresh interpreter
             if self.mode == "spawn":

@@ -12,4 +12,7 @@ class KernelOptions:
     workspace: str | None = None         # one more writable folder besides the scratch dir
     step_timeout: float | None = None    # seconds; None = run until interrupted (interactive)
     spawn: bool = False                  # skip the zygote: start each kernel with a fresh interpreter
+    # Let the idle zygote import sympy, jedi and torch._dynamo for later kernels (restarts). Off for
+    # one-shot commands (run, check): that import would compete with their steps for the CPU.
+    warm_later: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)

@@ -9,7 +9,8 @@ op (an OpenMP thread pool would make a later fork hang) and must stay
 single-threaded, which it checks before every fork.
 
 Wire: a Unix socketpair with the client. Requests are JSON lines carrying four
-file descriptors (SCM_RIGHTS): ``{"op": "fork", "nonce", "policy"}``. Replies are
+file descriptors (SCM_RIGHTS): ``{"op": "fork", "nonce", "policy", "warm_later"}``
+(warm_later false: a one-shot command; skip the idle imports). Replies are
 JSON lines: ``{"event": "forked", "pid"}``, ``{"event": "exit", "pid", "status"}``
 and, once at start, ``{"event": "ready", "pid", "threads"}``.
 """
@@ -52,7 +53,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     later = list(worker.WARM_LATER)
-    forked = False
+    warm = False  # set by the fork requests: import `later` while idle
     wakeup_r, wakeup_w = os.pipe()
     os.set_blocking(wakeup_w, False)
     signal.set_wakeup_fd(wakeup_w)
@@ -60,7 +61,7 @@ def main() -> None:
     _send(sock, {"event": "ready", "pid": os.getpid(), "threads": _thread_count()})
     buffer = b""
     while True:
-        idle = IDLE_BEFORE_WARMING if later and forked else None
+        idle = IDLE_BEFORE_WARMING if later and warm else None
         try:
             readable, _, _ = select.select([sock, wakeup_r], [], [], idle)
         except InterruptedError:
@@ -81,9 +82,10 @@ def main() -> None:
             buffer += data
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
-                _fork_kernel(sock, json.loads(line), fds, wakeup_r, wakeup_w)
+                request = json.loads(line)
+                _fork_kernel(sock, request, fds, wakeup_r, wakeup_w)
                 fds = []
-                forked = True
+                warm = bool(request.get("warm_later", True))
     os._exit(0)
 
 
