@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PROTOCOL_VERSION = 1
+REPLY_CAP = 16 << 20   # bytes of one reply line; anything longer means the kernel is broken
+TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the kernel sends
 
 # Requests a kernel understands.
 OPS = (
@@ -74,6 +76,10 @@ class Frame:
     name: str
     line: str
     origin: str
+    # Where on `line` (0-based, as stripped) the failing expression is, when Python knows and
+    # it is on this one line: what a caret goes under.
+    col: int | None = None
+    end_col: int | None = None
 
 
 @dataclass
