@@ -96,10 +96,11 @@ async def test_up_with_a_prefix_walks_matching_history_only(capsys):
 
 async def test_help_goes_to_the_pager_and_magics_fit_the_width(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "58")
-    chunks = ["model = nn.Linear(3, 2)\r", "F.relu?\r", "%tensors\r"]
+    chunks = ["model = nn.Linear(3, 2)\r", "def f():\r    '''bell\\x07 here'''\r\r", "f?\r", "F.relu?\r", "%tensors\r"]
     await drive(Session(), chunks)
     out = capsys.readouterr().out
     assert "F.relu?\nType:        function" in out  # no terminal: pydoc's pager prints it
+    assert "Docstring:\nbell\\x07 here" in out and "\x07" not in out  # control characters shown, not sent
     table = out[out.rindex("  name"):]  # the %tensors table, after the help page
     assert max(len(line) for line in table.splitlines() if not line.startswith("[")) <= 58
 

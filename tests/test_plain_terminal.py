@@ -19,7 +19,7 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def read_pty(fd: int, marker: bytes, timeout: float = 60) -> bytes:
+def read_pty(fd: int, marker: bytes, timeout: float = 120) -> bytes:
     seen = b""
     deadline = time.monotonic() + timeout
     while marker not in seen:
@@ -29,7 +29,7 @@ def read_pty(fd: int, marker: bytes, timeout: float = 60) -> bytes:
     return seen
 
 
-def read_file(path: Path, marker: bytes, timeout: float = 60) -> bytes:
+def read_file(path: Path, marker: bytes, timeout: float = 120) -> bytes:
     deadline = time.monotonic() + timeout
     while marker not in path.read_bytes():
         assert time.monotonic() < deadline, f"no {marker!r} in {path.read_bytes()[-400:]!r}"
@@ -37,6 +37,7 @@ def read_file(path: Path, marker: bytes, timeout: float = 60) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.timeout(300)  # two kernel starts on a loaded machine
 @pytest.mark.parametrize("controlling", [True, False], ids=["hangup-signal", "input-ends"])
 def test_a_lost_terminal_ends_the_repl_and_cleans_up(controlling, tmp_path):
     """With the pty as controlling terminal the REPL gets SIGHUP; without (and with its output going
@@ -64,14 +65,12 @@ def test_a_lost_terminal_ends_the_repl_and_cleans_up(controlling, tmp_path):
         assert scratch.is_dir() and zygotes
         os.write(master, b"x = torch.ones(2)\r")
         read_until(b"[2]:")
-        started = time.process_time()
     finally:
         os.close(master)  # the window closes
     assert repl.wait(timeout=30) is not None
     for pid in [kernel_pid, *zygotes]:
         assert not outlives(pid, 10), f"process {pid} outlived its terminal"
     assert not scratch.exists()
-    assert time.process_time() - started < 5
 
 
 def test_eio_on_input_closes_it_instead_of_spinning():
