@@ -37,7 +37,7 @@ from gradrepl.tui.lesson.messages import (
 )
 from gradrepl.tui.lesson.picker import LessonPicker
 from gradrepl.tui.lesson.question import QuestionCard, answer_summary
-from gradrepl.tui.lesson.store import ProgressKeeper
+from gradrepl.tutor.keeper import ProgressKeeper
 from gradrepl.tui.markdown_text import fenced
 from gradrepl.tutor.grading import Grade
 from gradrepl.tutor.lesson import Course, Lesson, Question, Step, load_course
