@@ -68,9 +68,10 @@ def _interactive(args: argparse.Namespace) -> int:
         from gradrepl.plain.repl import run_repl
 
         return run_repl(args)
+    from gradrepl.commands.common import kernel_options
     from gradrepl.tui.app import run_app
 
-    return run_app(args)
+    return run_app(kernel_options(args))
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
 
 from gradrepl.kernel.protocol import StepResult
+from gradrepl.session import Session
 
 
 @dataclass
@@ -56,6 +58,7 @@ class StepQueued(Message):
     """A step waits for the kernel (typed while it warms up or runs another step)."""
 
     source: str
+    kernel_ready: bool = True
 
 
 @dataclass
@@ -76,6 +79,33 @@ class StepFailed(Message):
 
     source: str
     reason: str
+
+
+@dataclass
+class LessonJob(Message):
+    """The lesson pane's work for the console's kernel: queued behind the typed steps."""
+
+    job: Callable[[Session], Awaitable[None]]
+
+
+@dataclass
+class LessonStepRan(Message):
+    """Lesson code ran in the console's kernel: `shown` like a typed step, else only its rows."""
+
+    result: StepResult
+    shown: bool
+
+
+@dataclass
+class ConsoleNotice(Message):
+    """Words a widget wants said in the console's log (a lesson notice, a lesson problem)."""
+
+    text: str
+    style: str = "dim"
+
+
+class FocusConsole(Message):
+    """A widget hands the keyboard to the console's input (a task's code is typed there)."""
 
 
 @dataclass

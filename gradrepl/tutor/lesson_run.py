@@ -154,6 +154,11 @@ class Notice(Event):
 
 
 @dataclass
+class Refused(Notice):
+    """What the learner asked for is not allowed here (skipping a lesson that forbids it)."""
+
+
+@dataclass
 class Graded(Event):
     """The verdict on one answer; ``counts`` is False when no verdict could be reached."""
 
@@ -247,6 +252,7 @@ class LessonRun:
         self.verify = verify  # lint: a task's check must fail before its solution runs
         self.summary = Summary(lesson.id)
         self.index = max(0, min(self.progress.current_step, len(lesson.steps) - 1))
+        self.progress.current_step = self.index
         self._attempts = 0
         self._wrong = False       # a wrong verdict on the current question
         self._reviewed: set[str] = set()  # first verdicts already rated in this visit
@@ -278,41 +284,47 @@ class LessonRun:
     async def resume(self, start: int | None = None) -> None:
         """Live: a fresh kernel holding the lesson before the step to play (``start``, else the stored one)."""
         if start is not None:
-            self.index = start
+            self.index = self.progress.current_step = start
         upto = self.index + 1 if self.done() else self.index
         self.emit(Opened(self.lesson, self.index, upto))
         await self._rebuild(upto)
 
-    async def enter(self) -> None:
-        """Live: make the current step happen: prose is read, a cell runs, a question's setup runs."""
-        step, index = self.step, self.index
+    def mark_read(self) -> None:
+        """Prose counts as done once shown, a cell once it is queued to run (learn lets the learner go on)."""
+        if self.step.kind != "question":
+            self._finish(self.index)
+
+    async def enter(self, index: int | None = None) -> None:
+        """Live: make step ``index`` (the current one) happen: prose is read, a cell runs, a question's
+        setup runs. A TUI queues this behind typed steps, so it names the step it was queued for."""
+        index = self.index if index is None else index
+        step = self.lesson.steps[index]
         if step.kind == "prose":
             self.emit(Prose(index, step.line, step.text))
-            self._finish()
         elif step.kind == "code":
-            result = await self._run_lesson_code(step.text, step.line, shown=True)
+            result = await self._run_lesson_code(step.text, step.line, index, shown=True)
             self.emit(CellRan(index, step.line, step.text, result))
             if result.error:
                 self._problem(f"{self.lesson.path}:{step.line + 1}: the cell raised {result.error.type}: "
                               f"{result.error.message}")
-            self._finish()
         else:
-            await self._enter_question(step.question)
+            await self._enter_question(index, step.question)
+            return
+        self._finish(index)
 
-    async def _enter_question(self, question: Question) -> None:
+    async def _enter_question(self, index: int, question: Question) -> None:
         self.summary.questions += 1
-        self._attempts, self._wrong, self._code_ran = 0, False, False
         if self.shares_kernel and needs_kernel(question):
-            await self.key()  # the key's rebuild runs the setup and the code in this same kernel
+            await self.key(question)  # the key's rebuild runs the setup and the code in this same kernel
             self._code_ran = True
         elif question.setup:
-            await self._run_lesson_code(question.setup, question.line, shown=False)
+            await self._run_lesson_code(question.setup, question.line, index, shown=False)
         if self.verify and question.type == "task":
             holds, _ = await grading.check_holds(question, self.live)
             if holds:
                 self._problem(f"{question.path}:{question.line}: task {question.id!r}: the check already holds "
                               "before the solution runs, so any answer passes")
-        self.emit(Asked(self.index, question, self.order(question)))
+        self.emit(Asked(index, question, self.order(question)))
 
     def advance(self) -> bool:
         """Go on to the next step once this one is finished; False at the end (or when it is not)."""
@@ -320,13 +332,15 @@ class LessonRun:
             return False
         self.index += 1
         self.progress.current_step = self.index
+        self._attempts, self._wrong, self._code_ran = 0, False, False
         self._save()
         return True
 
     # -- keys --------------------------------------------------------------------
-    async def key(self) -> Key:
-        """Keys: the current question's key (computed once; lesson problems met on the way are emitted)."""
-        question = self.question
+    async def key(self, question: Question | None = None) -> Key:
+        """Keys: a question's key, the current one's by default (computed once; lesson problems met on
+        the way are emitted)."""
+        question = question or self.question
         known = question.uid in self.keys.keys
         key = await self.keys.key(question, self._quiet_step if self.shares_kernel else None)
         if not known:
@@ -350,7 +364,7 @@ class LessonRun:
     def may_skip(self) -> bool:
         """Skipping is allowed unless the lesson forbids it (then the learner is told)."""
         if not self.lesson.skippable:
-            self.emit(Notice("This lesson cannot be skipped: try, or ask for a hint."))
+            self.emit(Refused("This lesson cannot be skipped: try, or ask for a hint."))
         return self.lesson.skippable
 
     async def grade(self, answer: Any) -> Grade:
@@ -392,11 +406,12 @@ class LessonRun:
             if self._code_ran:
                 steps = list(key.steps)
             elif question.code:
-                steps = [await self._run_lesson_code(question.code, question.line, shown=True, may_fail=True)]
+                steps = [await self._run_lesson_code(question.code, question.line, self.index, shown=True,
+                                                     may_fail=True)]
         if skipped:
             self.summary.skipped += 1
         self.emit(Revealed(question.uid, skipped, expected, steps))
-        self._finish()
+        self._finish(self.index)
 
     async def _solve(self, question: Question) -> list[StepResult]:
         """The solution runs in the live kernel; if the learner's attempts left it where the solution
@@ -450,7 +465,7 @@ class LessonRun:
                     return True
                 if self.auto:  # the key failed its own question: note it and go on
                     self.summary.failed[question.uid] = grade.feedback
-                    self._finish()
+                    self._finish(self.index)
                     return True
 
     # -- inner workings --------------------------------------------------------------
@@ -470,7 +485,8 @@ class LessonRun:
         self.emit(Graded(question.uid, self._attempts, answer, hinted, grade))
         return grade
 
-    async def _run_lesson_code(self, code: str, line: int, *, shown: bool, may_fail: bool = False) -> StepResult:
+    async def _run_lesson_code(self, code: str, line: int, index: int, *, shown: bool,
+                               may_fail: bool = False) -> StepResult:
         """Lesson code in the live kernel. It never fails in the lesson's own namespace, so a failure other
         than an interrupt or a lost kernel means the learner changed it: rebuild and run it again."""
         result = await self.live.execute(code)
@@ -479,7 +495,7 @@ class LessonRun:
         if result.error is None or may_fail or result.kernel_event or result.error.type == "KeyboardInterrupt":
             return result
         self.emit(Notice("This step needs the lesson's own variables: rebuilding them and running it again."))
-        await self._rebuild(self.index)
+        await self._rebuild(index)
         result = await self.live.execute(code)
         self._live_step(result, shown)
         self._timed(result, line)
@@ -509,9 +525,9 @@ class LessonRun:
             self.summary.problems.append(message)
             self.emit(LessonProblem(message))
 
-    def _finish(self) -> None:
-        if self.index not in self.progress.finished:
-            self.progress.finished.append(self.index)
+    def _finish(self, index: int) -> None:
+        if index not in self.progress.finished:
+            self.progress.finished.append(index)
         self._save()
 
     def _save(self) -> None:
