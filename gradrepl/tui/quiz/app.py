@@ -59,14 +59,13 @@ class QuizApp(App):
         Binding("ctrl+q", "quit", "Quit (answers are saved)", priority=True, id="quit"),
     ]
 
-    def __init__(self, quiz: QuizRun, *, grader: SessionGrader | None = None, seed: int | None = None,
+    def __init__(self, quiz: QuizRun, *, grader: SessionGrader | None = None,
                  lesson_titles: dict[str, str] | None = None) -> None:
         super().__init__()
         align_with_terminal()  # Devanagari vowel signs take the cell the terminal gives them
         self.quiz = quiz
         # Given a grader, the app starts its kernel on mount and stops it on unmount.
         self.grader = grader
-        self.seed = seed
         self.lesson_titles = lesson_titles or {}
         self.phase = "opening"  # opening | asking | grading | answered | done
         self.kernel_state = "starting" if grader is not None else ""
@@ -106,7 +105,7 @@ class QuizApp(App):
             await self.show_summary()
             return
         title = self.lesson_titles.get(question.lesson_id, "")
-        view = QuestionView(question, question.option_order(self.seed), title)
+        view = QuestionView(question, self.quiz.order(question), title)
         await body.mount(view)
         body.scroll_home(animate=False)
         quiz = self.query_one("#quiz")
