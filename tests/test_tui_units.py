@@ -11,7 +11,6 @@ from rich.text import Text
 from gradrepl.history import History
 from gradrepl.tui.tensors.cells import row_cells, shape, summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
-from gradrepl.tui.console.statement import is_complete, next_indent
 from gradrepl.tui.unicode_width import align_with_terminal
 
 X_AFTER_BACKWARD = {
@@ -19,26 +18,6 @@ X_AFTER_BACKWARD = {
     "grad_fn": None, "retains_grad": False, "version": 0,
     "grad": {"shape": [], "values": 7.0, "norm": 7.0}, "value": {"shape": [], "values": 2.0, "norm": 2.0},
 }
-
-
-def test_enter_runs_only_complete_statements():
-    assert is_complete("x = torch.tensor(2.0, requires_grad=True)")
-    assert not is_complete("for i in range(3):")
-    assert not is_complete("for i in range(3):\n    y = y * 2")
-    # The blank line ends a block, even with the auto-indent still on it.
-    assert is_complete("for i in range(3):\n    y = y * 2\n    ")
-    assert not is_complete("y = (x +")
-    assert not is_complete("   ")
-    assert is_complete("%graph y")
-    # Broken code runs so the kernel can explain the error.
-    assert is_complete("x = = 1")
-
-
-def test_auto_indent_after_colon_and_out_after_return():
-    assert next_indent("def f(x):") == "    "
-    assert next_indent("    if x > 0:  # positive") == "        "
-    assert next_indent("        return x") == "    "
-    assert next_indent("    y = x") == "    "
 
 
 def test_history_persists_and_browses(tmp_path):

@@ -167,7 +167,7 @@ class GradReplApp(App):
     async def fetch_completions(self, code: str, cursor: int) -> None:
         if self.session is None:
             return
-        matches = await self.session.complete(code, cursor)
+        matches = [completion.text for completion in await self.session.complete(code, cursor)]
         candidates = self.query_one(CodeInput).complete_with(matches, code, cursor)
         hint = self.query_one("#hint", Static)
         hint.update("  ".join(candidates[:40]))

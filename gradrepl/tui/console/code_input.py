@@ -10,7 +10,7 @@ from textual.widgets import TextArea
 
 from gradrepl.history import History
 from gradrepl.tui.messages import CompletionRequested, InputSubmitted
-from gradrepl.tui.console.statement import is_complete, next_indent
+from gradrepl.completeness import is_complete, next_indent
 
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
