@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import codeop
 import secrets
 import sys
 from pathlib import Path
 
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
+from gradrepl.completeness import is_complete
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.tutor.asking import (
     BLANK_WORDS,
@@ -175,7 +175,8 @@ class TerminalAnswerer:
         return read_fields(question, values)
 
     async def _code(self) -> Typed:
-        """One attempt: a line, or a block that goes on until Python says it is complete."""
+        """One attempt: a complete line, or lines that end with a blank line (a block, or a whole
+        solution of several statements), as `gradrepl.completeness` says."""
         lines: list[str] = []
         while True:
             line = await self._line(">>> " if not lines else "... ")
@@ -189,7 +190,7 @@ class TerminalAnswerer:
                     return Typed("again", words=BLANK_WORDS)
             lines.append(line)
             source = "\n".join(lines)
-            if _complete(source):
+            if (len(lines) == 1 and is_complete(source)) or (not line.strip() and is_complete(source + "\n")):
                 return Typed("answer", source.strip("\n"))
 
     async def _line(self, prompt: str) -> str | None:
@@ -299,13 +300,3 @@ def summary_words(summary: Summary) -> str:
     return words
 
 
-
-def _complete(source: str) -> bool:
-    """Like the interactive prompt: one simple line is complete; a block ends with a blank line."""
-    lines = source.split("\n")
-    if len(lines) > 1:
-        return not lines[-1].strip()
-    try:
-        return codeop.compile_command(source, "<answer>", "single") is not None
-    except (SyntaxError, ValueError, OverflowError):
-        return True  # a syntax error is the kernel's to explain
