@@ -351,12 +351,6 @@ class GradReplApp(App):
         """Live tensor names in panel order (for the command palette)."""
         return self.query_one(TensorTable).names
 
-    def can_run_subcommand(self, name: str) -> bool:
-        """True when `gradrepl NAME` exists, so the palette may offer it."""
-        from gradrepl.cli import COMMANDS
-
-        return name in COMMANDS
-
     def run_subcommand(self, name: str) -> None:
         """Leave the TUI for `gradrepl NAME` (lessons, quiz) and come back after."""
         with self.suspend():
