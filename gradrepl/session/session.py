@@ -15,6 +15,7 @@ from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
 from gradrepl.session.magics import Magics
+from gradrepl.session.state import KernelState
 
 completion_log = logging.getLogger("gradrepl.completion")
 
@@ -23,11 +24,13 @@ class Session:
     """One learner's conversation with one kernel at a time."""
 
     def __init__(self, options: KernelOptions | None = None,
-                 on_state: Callable[[str], None] | None = None):
+                 on_state: Callable[[KernelState], None] | None = None,
+                 on_restart: Callable[[], None] | None = None):
         self.options = options or KernelOptions()
         self.client = KernelClient(self.options)
         self.on_state = on_state
-        self.state = "starting"
+        self.on_restart = on_restart  # a fresh kernel replaced the old one (its variables are gone)
+        self.state = KernelState.STARTING
         self.tensors: dict[str, dict] = {}
         self.history: list[str] = []
         # The console's width in columns (None: no limit); %tensors, %graph and %check fit in it.
@@ -185,8 +188,9 @@ class Session:
         self.sandbox = self.client.kernel.ready.get("sandbox", self.sandbox)
         removed = list(self.tensors)
         self.tensors.clear()
-        self._set_state("restarted")
-        self._set_state("idle")
+        if self.on_restart:
+            self.on_restart()
+        self._set_state(KernelState.IDLE)
         return removed
 
     async def reset(self) -> list[str]:
@@ -241,10 +245,6 @@ class Session:
     async def equivalent(self, answer: str, key: str) -> dict:
         return (await self._request("equivalent", answer=answer, key=key)).get("result", {})
 
-    async def table(self) -> list[dict]:
-        """The full live table from the kernel (frontends normally keep `tensors` instead)."""
-        return (await self._request("tensors")).get("tensors", [])
-
     async def _request(self, op: str, **fields) -> dict:
         try:
             return await self.client.request(op, **fields)
@@ -253,7 +253,8 @@ class Session:
             return {"error": died.reason}
 
     # -- state ------------------------------------------------------------
-    def _set_state(self, state: str) -> None:
-        self.state = "idle" if state == "restarted" else state
+    def _set_state(self, state: KernelState | str) -> None:
+        state = KernelState(state)
+        self.state = state
         if self.on_state:
             self.on_state(state)

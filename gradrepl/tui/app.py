@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
-from gradrepl.session import Session
+from gradrepl.session import KernelState, Session
 from gradrepl.session.steps import Failed, Finished, QueueEvent, Queued, Started, StepQueue
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
@@ -34,6 +34,7 @@ from gradrepl.tui.messages import (
     InputSubmitted,
     KernelFailed,
     KernelReady,
+    KernelRestarted,
     KernelStateChanged,
     LessonJob,
     LessonStepRan,
@@ -80,9 +81,10 @@ class GradReplApp(App):
         self.options = options or KernelOptions()
         self.repl_history = history if history is not None else History(default_path())
         # Made here, started on mount: the lesson pane is given it when composed.
-        self.session = Session(self.options, on_state=self._on_session_state) if start_kernel else None
+        self.session = Session(self.options, on_state=self._on_session_state,
+                               on_restart=self._on_session_restart) if start_kernel else None
         self.steps = StepQueue(self.session, self._on_queue_event) if self.session is not None else None
-        self.kernel_state = "starting"
+        self.kernel_state = KernelState.STARTING
         self.details_name: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -116,8 +118,11 @@ class GradReplApp(App):
             await self.session.close()
 
     # -- the kernel, in workers ---------------------------------------------
-    def _on_session_state(self, state: str) -> None:
+    def _on_session_state(self, state: KernelState) -> None:
         self.post_message(KernelStateChanged(state))
+
+    def _on_session_restart(self) -> None:
+        self.post_message(KernelRestarted())
 
     @work(group="kernel", exit_on_error=False)
     async def start_kernel(self) -> None:
@@ -195,13 +200,17 @@ class GradReplApp(App):
     # -- what the workers post ----------------------------------------------
     @on(KernelStateChanged)
     def _state_changed(self, message: KernelStateChanged) -> None:
-        self.kernel_state = "idle" if message.state == "restarted" else message.state
+        self.kernel_state = message.state
         self.query_one(StatusBar).set_state(message.state)
         if message.state == "busy":
             self._busy_timer.resume()
         else:
             self._busy_timer.pause()
         self.refresh_bindings()
+
+    @on(KernelRestarted)
+    def _restarted(self, message: KernelRestarted) -> None:
+        self.query_one(StatusBar).note_restart()
 
     @on(KernelReady)
     def _kernel_ready(self, message: KernelReady) -> None:

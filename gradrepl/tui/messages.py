@@ -9,19 +9,23 @@ from typing import Any
 from textual.message import Message
 
 from gradrepl.kernel.protocol import StepResult
-from gradrepl.session import Session
+from gradrepl.session import KernelState, Session
 
 
 @dataclass
 class KernelStateChanged(Message):
-    """The kernel went starting / idle / busy / dead / restarted."""
+    """The kernel went starting / idle / busy / dead."""
 
-    state: str
+    state: KernelState
 
     def can_replace(self, message: Message) -> bool:
         # Textual asks the older message whether the newer one may supersede it:
-        # only the latest state matters before a paint, but a restart must be told.
-        return isinstance(message, KernelStateChanged) and self.state != "restarted"
+        # only the latest state matters before a paint.
+        return isinstance(message, KernelStateChanged)
+
+
+class KernelRestarted(Message):
+    """A fresh kernel replaced the old one: every variable is gone."""
 
 
 @dataclass

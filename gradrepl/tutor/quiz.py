@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Iterable
 from fsrs import Card, Rating, Scheduler, State
 
 from gradrepl.kernel.options import KernelOptions
-from gradrepl.session import Session
+from gradrepl.session import KernelState, Session
 from gradrepl.tutor.asking import answer_text
 from gradrepl.tutor.grading import Grade, grade
 from gradrepl.tutor.lesson import Course, Question
@@ -359,9 +359,10 @@ class SessionGrader:
         self.session: Session | None = None
         self._starting: asyncio.Task | None = None
 
-    def start(self) -> None:
+    def start(self, on_state: Callable[[KernelState], None] | None = None) -> None:
+        """Start the kernel in the background; `on_state` hears its states (a TUI shows them)."""
         if self._starting is None:
-            self.session = Session(self.options)
+            self.session = Session(self.options, on_state=on_state)
             self._starting = asyncio.get_running_loop().create_task(self.session.start())
 
     async def __call__(self, question: Question, answer: Any) -> Grade:

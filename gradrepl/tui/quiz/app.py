@@ -26,7 +26,6 @@ from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader,
 KERNEL_WORDS = {
     "starting": ("◌ kernel starting (importing torch)", "yellow"),
     "idle": ("● kernel ready", "green"),
-    "restarted": ("● kernel ready", "green"),
     "busy": ("◐ kernel busy", "yellow"),
     "dead": ("✕ kernel stopped", "bold red"),
 }
@@ -83,8 +82,7 @@ class QuizApp(App):
     async def on_mount(self) -> None:
         if self.grader is not None:
             # The learner reads the first question while torch imports.
-            self.grader.start()
-            self.grader.session.on_state = lambda state: self.post_message(KernelStateChanged(state))
+            self.grader.start(on_state=lambda state: self.post_message(KernelStateChanged(state)))
         await self.show_next()
 
     async def on_unmount(self) -> None:
