@@ -15,6 +15,7 @@ from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
 from gradrepl.session.magics import Magics
+from gradrepl.session.replies import Reply, reply_from
 from gradrepl.session.state import KernelState
 
 completion_log = logging.getLogger("gradrepl.completion")
@@ -230,27 +231,32 @@ class Session:
             result.display = reply["display"]
         return result
 
-    async def graph(self, name: str) -> dict:
-        return await self._request("graph", name=name)
+    async def graph(self, name: str) -> Reply:
+        """NAME's autograd graph: data "graph" (nodes, edges) for the TUI and "text" for %graph."""
+        return reply_from(await self._request("graph", name=name))
 
     async def inspect(self, expr: str) -> dict:
+        """A JSON description of any value ({} when no kernel answered): what lesson keys are made of."""
         return (await self._request("inspect", expr=expr)).get("value", {})
 
-    async def check(self, name: str) -> dict:
-        return (await self._request("check", name=name)).get("check", {})
+    async def check(self, name: str) -> Reply:
+        """NAME's symbolic gradient against autograd's (%check)."""
+        return reply_from(await self._request("check", name=name), "check")
 
-    async def check_expr(self, expr: str, point: dict[str, float]) -> dict:
-        return (await self._request("check_expr", expr=expr, point=point)).get("check", {})
+    async def check_expr(self, expr: str, point: dict[str, float]) -> Reply:
+        """An expression's symbolic gradient at a point (`gradrepl check`)."""
+        return reply_from(await self._request("check_expr", expr=expr, point=point), "check")
 
-    async def equivalent(self, answer: str, key: str) -> dict:
-        return (await self._request("equivalent", answer=answer, key=key)).get("result", {})
+    async def equivalent(self, answer: str, key: str) -> Reply:
+        """Whether a `derive` answer is the same function as its key: data "equivalent"."""
+        return reply_from(await self._request("equivalent", answer=answer, key=key), "result")
 
     async def _request(self, op: str, **fields) -> dict:
         try:
             return await self.client.request(op, **fields)
         except KernelDied as died:
             await self._after_crash(self.step, f"<{op}>", died.reason)
-            return {"error": died.reason}
+            return {"lost": died.reason}
 
     # -- state ------------------------------------------------------------
     def _set_state(self, state: KernelState | str) -> None:

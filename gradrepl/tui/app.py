@@ -185,17 +185,16 @@ class GradReplApp(App):
             return
         row = self.session.tensors.get(name)
         errors: list[str] = []
-        graph = await self.session.graph(name)
-        if graph.get("error"):
-            errors.append(f"graph: {graph['error']}")
-            graph = None
+        reply = await self.session.graph(name)
+        graph = reply.data if reply.ok else None
+        if not reply.ok:
+            errors.append(f"graph: {reply.error}")
         self.post_message(DetailsLoaded(name, row, graph, None, errors))
         check = await self.session.check(name)
-        if check:
-            error = check.get("error")
-            if error:
-                errors = errors + [f"check: {error.get('message', error) if isinstance(error, dict) else error}"]
-            self.post_message(DetailsLoaded(name, row, graph, check if not error else None, errors))
+        if check.data or check.error:
+            if check.error:
+                errors = errors + [f"check: {check.error}"]
+            self.post_message(DetailsLoaded(name, row, graph, check.data if check.ok else None, errors))
 
     # -- what the workers post ----------------------------------------------
     @on(KernelStateChanged)

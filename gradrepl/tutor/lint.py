@@ -156,8 +156,8 @@ async def _derive_problems(question, session) -> list[str]:
         problems.append(f"{where}: the solution {question.solution.strip()!r} is not the derivative autograd "
                         f"computes for {question.function!r}")
     reply = await session.equivalent(question.solution, question.solution)
-    if "error" in reply:
-        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply['error']}")
-    elif not reply.get("equivalent"):
-        problems.append(f"{where}: the symbolic engine gave no verdict on the solution ({reply})")
+    if reply.error:
+        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply.error}")
+    elif not reply.data.get("equivalent"):
+        problems.append(f"{where}: the symbolic engine gave no verdict on the solution ({reply.data})")
     return problems
