@@ -22,7 +22,7 @@ def format_summary(summary: dict | None, width: int = 32) -> str:
         text = (f"min {_num(summary.get('min'))} max {_num(summary.get('max'))} "
                 f"mean {_num(summary.get('mean'))} norm {_num(summary.get('norm'))}")
     else:
-        text = f"shape {tuple(summary.get('shape', ()))}"
+        text = f"shape {tuple(summary.get('shape') or ())}"  # a nested tensor has "*" dims; unreadable: None
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -41,9 +41,10 @@ def _num(value) -> str:
 
 
 def row_cells(row: dict, width: int = 32) -> list[str]:
+    dims = row.get("shape") or []
     return [
         row["name"],
-        "(" + ", ".join(map(str, row["shape"])) + ("," if len(row["shape"]) == 1 else "") + ")",
+        "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")",
         row["dtype"].replace("torch.", ""),
         "yes" if row["requires_grad"] else "no",
         "yes" if row["is_leaf"] else "no",

@@ -28,12 +28,24 @@ def test_history_persists_and_browses(tmp_path):
     history.add("for i in range(2):\n    print(i)")  # a repeat is not stored twice
     again = History(path)
     assert again.entries == ["x = 1", "for i in range(2):\n    print(i)"]
-    assert again.previous("draft") == "for i in range(2):\n    print(i)"
+    assert again.previous("") == "for i in range(2):\n    print(i)"
     assert again.previous("") == "x = 1"
     assert again.previous("") is None
     assert again.next() == "for i in range(2):\n    print(i)"
-    assert again.next() == "draft"
+    assert again.next() == ""
     assert [json.loads(line) for line in path.read_text().splitlines()] == again.entries
+
+
+def test_history_walks_only_entries_starting_with_the_draft(tmp_path):
+    history = History(tmp_path / "history.jsonl")
+    for entry in ["x = torch.ones(2)", "y = x * 2", "x.grad", "print(y)"]:
+        history.add(entry)
+    assert history.previous("x") == "x.grad"
+    assert history.previous("x.grad") == "x = torch.ones(2)"  # the draft stays "x" during the walk
+    assert history.previous("x = torch.ones(2)") is None
+    assert history.next() == "x.grad"
+    assert history.next() == "x"
+    assert history.search("x") == ["x.grad", "y = x * 2", "x = torch.ones(2)"]
 
 
 def test_history_survives_a_torn_line(tmp_path):

@@ -255,7 +255,7 @@ class TextView:
     def _grade(self, event: Graded) -> None:
         for step in event.grade.steps:
             self._result(step)
-        mark = "right" if event.grade.correct else "not right"
+        mark = "right" if event.grade.correct else "try again" if event.grade.retry else "not right"
         self.say(f"  [{mark}] {event.grade.feedback}")
 
     def _reveal(self, event: Revealed) -> None:

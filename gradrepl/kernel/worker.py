@@ -161,6 +161,8 @@ class Kernel:
         self._end_output(step, outcome["notes"])
         rows, removed = self.inspector.step(self.namespace, requires_grad_may_change=self.flags_dirty)
         self.flags_dirty = False
+        if self.inspector.stopped:
+            outcome["notes"].append(self.inspector.stopped)
         outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
         outcome.update(tensors=rows, removed=removed)
         return outcome

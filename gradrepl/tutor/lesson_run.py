@@ -463,6 +463,8 @@ class LessonRun:
                 if grade.correct:
                     await self.reveal(skipped=False)
                     return True
+                if grade.retry and not self.auto:
+                    continue
                 if self.auto:  # the key failed its own question: note it and go on
                     self.summary.failed[question.uid] = grade.feedback
                     self._finish(self.index)
@@ -471,6 +473,9 @@ class LessonRun:
     # -- inner workings --------------------------------------------------------------
     def _graded(self, answer: Any, grade: Grade) -> Grade:
         question = self.question
+        if grade.retry:  # an answer in the wrong form is not an attempt: it is asked again, not rated
+            self.emit(Graded(question.uid, self._attempts, answer, self.hints_shown() > 0, grade, counts=False))
+            return grade
         self._attempts += 1
         hinted = self.hints_shown() > 0
         if grade.correct and not self.done():
