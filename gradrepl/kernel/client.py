@@ -1,8 +1,9 @@
 """KernelClient: start kernels, talk to them, and replace them when they die.
 
-Every frontend reaches the kernel through this one class (via Session). It owns
-the interrupt ladder: SIGINT, a grace period, then SIGKILL and a fresh kernel,
-with the reason put in words for the learner.
+Every frontend reaches the kernel through this one class (via Session). It
+gives the rungs of the interrupt ladder (interrupt, kill, replace); Session
+climbs it: SIGINT, a grace period, then SIGKILL and a fresh kernel, with the
+reason put in words for the learner.
 """
 
 from __future__ import annotations
