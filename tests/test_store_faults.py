@@ -17,7 +17,7 @@ import pytest
 from conftest import GRADREPL, ROOT
 
 from gradrepl.tui.lesson import store as keeper_module
-from gradrepl.tui.lesson.store import ProgressKeeper
+from gradrepl.tutor.keeper import ProgressKeeper
 from gradrepl.tutor import progress
 from gradrepl.tutor.progress import LessonProgress, ProgressStore
 
