@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import GRADREPL, ROOT
 
-from gradrepl.tui.lesson import store as keeper_module
-from gradrepl.tui.lesson.store import ProgressKeeper
+from gradrepl.tutor import keeper as keeper_module
+from gradrepl.tutor.keeper import ProgressKeeper
 from gradrepl.tutor import progress
 from gradrepl.tutor.progress import LessonProgress, ProgressStore
 

@@ -1,8 +1,9 @@
 """KernelClient: start kernels, talk to them, and replace them when they die.
 
-Every frontend reaches the kernel through this one class (via Session). It owns
-the interrupt ladder: SIGINT, a grace period, then SIGKILL and a fresh kernel,
-with the reason put in words for the learner.
+Every frontend reaches the kernel through this one class (via Session). It
+gives the rungs of the interrupt ladder (interrupt, kill, replace); Session
+climbs it: SIGINT, a grace period, then SIGKILL and a fresh kernel, with the
+reason put in words for the learner.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from dataclasses import dataclass, field
 from gradrepl.kernel import protocol, scratch
 from gradrepl.kernel.options import KernelOptions
 
-OUTPUT_CAP = 1 << 20     # bytes per stream per step, again on the raw pipes
 INTERRUPT_GRACE = 2.0    # seconds a step gets to stop after SIGINT before it is killed
 OUTPUT_SETTLE = 2.0      # seconds to wait for a step's output after its reply
 
@@ -123,7 +123,7 @@ class OutputPipe:
         self.changed.set()
 
     def _take(self, data: bytes) -> None:
-        room = OUTPUT_CAP - len(self.current)
+        room = protocol.OUTPUT_CAP - len(self.current)
         self.current += data[:max(room, 0)]
         self.dropped += max(len(data) - max(room, 0), 0)
 
@@ -565,7 +565,7 @@ class KernelClient:
         for name, dropped in (("stdout", out_dropped), ("stderr", err_dropped)):
             if dropped:
                 notes.append(f"{name} truncated: {dropped:,} bytes not shown (raw output past "
-                             f"{OUTPUT_CAP // 1024} KiB per step)")
+                             f"{protocol.OUTPUT_CAP // 1024} KiB per step)")
         return reply, out, err
 
     async def leftover_output(self, kernel: KernelProcess) -> tuple[str, str]:

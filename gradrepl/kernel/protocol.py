@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 PROTOCOL_VERSION = 1
+# Bytes of learner output kept per step and stream: the kernel stops writing there, the client stops reading.
+OUTPUT_CAP = 1 << 20
 REPLY_CAP = 16 << 20   # bytes of one reply line; anything longer means the kernel is broken
 TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the kernel sends
 

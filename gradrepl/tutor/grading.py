@@ -107,7 +107,7 @@ async def compute_key(question: Question, session, fresh: bool = True) -> Key:
     """Run the question's code and describe what it asks about.
 
     ``fresh`` restarts the kernel and replays the lesson first; a caller that
-    knows the namespace is already the lesson's (the player) passes False, and
+    knows the namespace is already the lesson's (tutor/keys.py) passes False, and
     then the question's setup is its own job.
     """
     # Keys the author wrote or the kernel checks on demand need no namespace.
@@ -219,7 +219,7 @@ async def grade(question: Question, answer: Any, session, key: Key | None = None
     choice: the option's index (as listed in the lesson) or its text.
     predict / numeric: what the learner typed. predict_state: {field: text}.
     derive: an expression. task: code to run; with ``in_place`` the session is
-    already in the task's starting namespace (the player), else it is rebuilt.
+    already in the task's starting namespace (LessonRun.attempt), else it is rebuilt.
     Keys not given are computed in a fresh kernel.
     """
     if question.type == "task":
@@ -356,14 +356,12 @@ def _state_reason(name: str, field_name: str, key: Key) -> str:
 
 async def _grade_derive(question: Question, answer: str, session) -> Grade:
     reply = await session.equivalent(answer, question.solution)
-    if "error" in reply:
-        error = reply["error"]
-        message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-        return Grade(False, f"Could not read that expression: {message}", question.solution.strip())
-    if "equivalent" not in reply:
+    if reply.error:
+        return Grade(False, f"Could not read that expression: {reply.error}", question.solution.strip())
+    if "equivalent" not in reply.data:
         return Grade(False, "The symbolic checker gave no verdict, so this answer could not be graded.",
                      question.solution.strip())
-    if reply["equivalent"]:
+    if reply.data["equivalent"]:
         return Grade(True, _join("Right.", question.explanation), question.solution.strip())
     return Grade(False, _join("Not equivalent to the derivative.", question.explanation), question.solution.strip())
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from gradrepl.tutor.answers import matches, read_answer
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, Problem, load_lesson
-from gradrepl.tutor.player import KeyAnswerer, LessonPlayer, Summary
+from gradrepl.tutor.keys import KeyKernel
+from gradrepl.tutor.lesson_run import KeyAnswerer, LessonRun, Summary
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per step
 DERIVE_POINTS = (0.7, 1.3, 2.1)
@@ -64,8 +65,8 @@ def lint_static(files: list[Path]) -> tuple[list[Lesson], list[str]]:
 
 async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_LIMIT) -> list[str]:
     """Play the lesson twice with its own keys and report what does not hold."""
-    first = await _play(lesson, session, seed=1)
-    second = await _play(lesson, session, seed=2)
+    first, first_keys = await _play(lesson, session, seed=1)
+    second, second_keys = await _play(lesson, session, seed=2)
     problems = list(first.problems)
     by_uid = {q.uid: q for q in lesson.questions}
     for uid, feedback in first.failed.items():
@@ -78,10 +79,10 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
                             f"wrong ({feedback})")
     if not first.finished and not first.failed:
         problems.append(f"{lesson.path}:1: playback stopped before the end")
-    for uid, key in first.keys.items():
+    for uid, key in first_keys.keys.items():
         question = by_uid[uid]
         problems.extend(_key_problems(question, key))
-        again = second.keys.get(uid)
+        again = second_keys.keys.get(uid)
         if again is not None and again.signature() != key.signature():
             problems.append(f"{question.path}:{question.line}: question {question.id!r}: the key changed between "
                             f"two runs ({key.text!r}, then {again.text!r}): seed the randomness or avoid it")
@@ -105,11 +106,11 @@ async def lint(paths: list[str | Path], session, time_limit: float = DEFAULT_TIM
     return report
 
 
-async def _play(lesson: Lesson, session, seed: int) -> Summary:
+async def _play(lesson: Lesson, session, seed: int) -> tuple[Summary, KeyKernel]:
     # A different seed per run: forked kernels share one RNG state, which would hide unseeded randomness.
-    player = LessonPlayer(lesson, session, KeyAnswerer(), lambda event: None, auto=True, verify=True,
-                          prelude=f"torch.manual_seed({seed})")
-    return await player.run()
+    keys = KeyKernel(session, owned=False, prelude=f"torch.manual_seed({seed})")
+    run = LessonRun(lesson, session, keys, lambda event: None, auto=True, verify=True)
+    return await run.play(KeyAnswerer(), 0), keys
 
 
 def _key_problems(question, key) -> list[str]:
@@ -155,8 +156,8 @@ async def _derive_problems(question, session) -> list[str]:
         problems.append(f"{where}: the solution {question.solution.strip()!r} is not the derivative autograd "
                         f"computes for {question.function!r}")
     reply = await session.equivalent(question.solution, question.solution)
-    if "error" in reply:
-        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply['error']}")
-    elif not reply.get("equivalent"):
-        problems.append(f"{where}: the symbolic engine gave no verdict on the solution ({reply})")
+    if reply.error:
+        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply.error}")
+    elif not reply.data.get("equivalent"):
+        problems.append(f"{where}: the symbolic engine gave no verdict on the solution ({reply.data})")
     return problems

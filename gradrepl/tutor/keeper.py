@@ -1,7 +1,7 @@
-"""The progress store, used from the TUI without blocking it.
+"""The progress store, used from an event loop without blocking it (learn and play).
 
 SQLite objects must stay on the thread that made them, so the store lives on
-one worker thread of its own; the pane awaits its answers and never waits on disk.
+one worker thread of its own; callers await its answers and never wait on disk.
 A write that fails is retried a few times; if it still fails, the failure is a
 notice and the returned future says why, so nothing claims progress not stored.
 """
@@ -25,7 +25,8 @@ RETRY_WAITS = (0.25, 1.0)   # seconds before the second and third attempt of a w
 class ProgressKeeper:
     """Lesson progress read and written on a private thread; a store that cannot open is reported once."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_failure: Callable[[str], None] | None = None) -> None:
+        self.on_failure = on_failure  # told (on the store's thread) of every write that failed for good
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradrepl-progress")
         self._store: ProgressStore | None = None
         self.notices: list[str] = []
@@ -92,8 +93,8 @@ class ProgressKeeper:
         words = f"Not saved: {what} ({reason}). It stays on screen, but gradrepl will not remember it."
         self.unsaved[what] = words
         self.notices.append(words)
-        if on_failure:
-            on_failure(words)
+        for tell in {on_failure, self.on_failure} - {None}:
+            tell(words)
         return words
 
     def take_notices(self) -> list[str]:
