@@ -109,3 +109,13 @@ def test_the_course_has_at_least_four_coding_exercises_whose_starter_code_fails(
     exercises = [q for q in COURSE.questions if q.starter]
     assert len(exercises) >= 4
     assert all(q.type == "task" and q.starter.strip() != q.solution.strip() for q in exercises)
+
+
+@pytest.mark.parametrize("uid", ["training-loop/one-step", "tracking/opt-in-later", "accumulation/zero-it",
+                                 "retain-graph/twice-on-purpose"])
+async def test_a_tasks_helper_variables_never_reach_the_learners_panel(session, uid):
+    from gradrepl.tutor.grading import prepare
+
+    assert await prepare(question(uid), session) == []
+    names = set(session.tensors) | {alias for row in session.tensors.values() for alias in row.get("aliases", [])}
+    assert names and not [n for n in names if n.startswith("_") or n in ("w0", "b0", "gw", "gb")]
