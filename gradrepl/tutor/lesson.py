@@ -149,8 +149,12 @@ class Question:
 
     @property
     def quiz_code(self) -> str:
-        """The code a question shows out of its lesson (the quiz): what it depends on, its setup, its code."""
-        return "\n".join(part for part in (self.given.strip(), self.setup.strip(), self.code.strip()) if part)
+        """The code a question shows out of its lesson (the quiz): what it depends on, then its own code.
+
+        ``given`` is the author's account of the context and replaces the setup (which may hold hidden
+        helpers such as ``_w_given``); without it the setup is shown.
+        """
+        return "\n".join(part for part in (self.given.strip() or self.setup.strip(), self.code.strip()) if part)
 
     @property
     def computed(self) -> bool:
