@@ -119,3 +119,12 @@ async def test_a_tasks_helper_variables_never_reach_the_learners_panel(session, 
     assert await prepare(question(uid), session) == []
     names = set(session.tensors) | {alias for row in session.tensors.values() for alias in row.get("aliases", [])}
     assert names and not [n for n in names if n.startswith("_") or n in ("w0", "b0", "gw", "gb")]
+
+
+@pytest.mark.parametrize("uid, answer", [
+    ("non-scalar/pass-a-seed", "y.backward(torch.ones(2))"),   # torch's message ends "torch.Size([3])."
+    ("tracking/opt-in-later", "pass"),                        # the check's message ends with a period
+])
+async def test_feedback_never_doubles_a_period(session, uid, answer):
+    graded = await grade(question(uid), answer, session)
+    assert not graded.correct and ".." not in graded.feedback.replace("...", ""), graded.feedback
