@@ -64,13 +64,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _interactive(args: argparse.Namespace) -> int:
+    from gradrepl.commands.common import kernel_options
+
+    options = kernel_options(args)
     if args.plain:
         from gradrepl.plain.repl import run_repl
 
-        return run_repl(args)
+        return run_repl(options)
     from gradrepl.tui.app import run_app
 
-    return run_app(args)
+    return run_app(options)
 
 
 if __name__ == "__main__":

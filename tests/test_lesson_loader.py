@@ -215,7 +215,7 @@ def test_the_tutor_side_imports_neither_torch_nor_sympy():
     import sys
 
     code = ("import sys\n"
-            "import gradrepl.tutor.lesson, gradrepl.tutor.grading, gradrepl.tutor.player, gradrepl.tutor.lint\n"
+            "import gradrepl.tutor.lesson, gradrepl.tutor.grading, gradrepl.tutor.lesson_run, gradrepl.tutor.asking, gradrepl.tutor.lint\n"
             "import gradrepl.commands.play, gradrepl.commands.lint, gradrepl.commands.lessons\n"
             "print(sorted(m for m in ('torch', 'sympy') if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)

@@ -52,13 +52,14 @@ def test_a_learner_plays_from_a_pipe_with_hints_wrong_answers_and_skips():
     assert "answer: 2*x + 3" in out
     assert out.count("The namespace is back as it was before your attempt") == 2
     assert "raised NameError" in out
-    assert "finished: 3 of 4 right, 1 skipped" in out
+    # Right after a hint, right after a wrong try, and right at once are told apart.
+    assert "finished: 4 question(s): 1 right at the first try, 2 right after hints or wrong tries, 1 skipped" in out
 
 
 def test_input_ending_early_stops_the_lesson_with_status_1():
     done = play("first-gradient", stdin="7\n")
     assert done.returncode == 1
-    assert "stopped: 1 of 2 right" in done.stdout
+    assert "stopped: 2 question(s): 1 right at the first try" in done.stdout
 
 
 def test_json_playback_reports_each_grade_and_a_summary():
@@ -75,14 +76,8 @@ def test_json_playback_reports_each_grade_and_a_summary():
     assert [g["correct"] for g in grades] == [False, False, False, True]
     assert all(g["misconception"] for g in grades[:3])
     assert log[-1]["finished"] and log[-1]["correct"] == 3
+    assert (log[-1]["first_try"], log[-1]["after_help"]) == (2, 1)
 
-
-def test_a_shown_number_picks_the_option_shown_there():
-    from gradrepl.commands.play import _choice
-
-    order = [2, 0, 1]  # option 2 of the lesson is shown first
-    assert [_choice("1", order), _choice("2.", order), _choice("3)", order)] == [2, 0, 1]
-    assert _choice("4", order) == "4" and _choice("some text", order) == "some text"
 
 
 def test_resume_replays_the_steps_before_and_goes_on():
@@ -100,7 +95,7 @@ def test_a_lesson_can_forbid_skipping(tmp_path):
     done = play(str(lesson), stdin="skip\n2\n")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "This lesson cannot be skipped" in done.stdout
-    assert "finished: 1 of 1 right" in done.stdout
+    assert "finished: 1 question(s): 1 right at the first try" in done.stdout
 
 
 def test_unknown_lesson_and_broken_lesson_are_usage_errors(tmp_path):
@@ -111,3 +106,47 @@ def test_unknown_lesson_and_broken_lesson_are_usage_errors(tmp_path):
                       encoding="utf-8")
     done = play(str(broken))
     assert done.returncode == 2 and f"{broken}:8: question 'q': unknown type 'essay'" in done.stderr
+
+
+def test_a_multi_line_solution_is_typed_as_one_attempt_ended_by_a_blank_line():
+    # The course's own solution, typed as a learner types it: the block goes on past its first body line.
+    solution = ["with torch.no_grad():", "    w -= lr * w.grad", "    b -= lr * b.grad", "w.grad.zero_()",
+                "b.grad.zero_()", ""]
+    done = play("training-loop", "--from", "3", stdin="\n".join(solution + ["quit"]) + "\n")
+    out = done.stdout
+    assert "[right] Done: the check holds." in out, out + done.stderr
+    assert "[not right]" not in out and "stopped: 2 question(s): 1 right at the first try" in out
+
+
+def test_play_keeps_progress_in_the_store_learn_and_lessons_read(gradrepl_home):
+    from gradrepl.tutor.progress import ProgressStore
+
+    stopped = play("first-gradient", stdin="7\n")  # the first question right, then the input ends
+    assert stopped.returncode == 1
+    listed = subprocess.run([*GRADREPL, "lessons", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    row = next(r for r in json.loads(listed.stdout) if r["id"] == "first-gradient")
+    assert row["progress"]["state"] == "started" and row["progress"]["current_step"] > 0
+
+    # Played again, it goes on at the second question: the first is not asked twice.
+    rest = play("first-gradient", "--json", stdin="None\nskip\nx3 = torch.tensor(2.0, requires_grad=True); "
+                                                  "(x3 ** 3).backward()\n")
+    log = events(rest.stdout)
+    assert rest.returncode == 0, rest.stdout + rest.stderr
+    assert log[0]["start"] == row["progress"]["current_step"]
+    asked = [e["id"] for e in log if e["type"] == "question"]
+    assert asked == ["first-gradient/grad-before-backward", "first-gradient/derive-the-slope",
+                     "first-gradient/cube-task"]
+    assert "Going on at step" in rest.stderr
+    listed = subprocess.run([*GRADREPL, "lessons"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "first-gradient" in listed.stdout and "; done)" in listed.stdout.split("first-gradient")[1].splitlines()[0]
+    # Each first verdict is a quiz review, as in learn; the skipped question was never answered.
+    with ProgressStore.open() as store:
+        reviewed = {r.question_id: r.correct for r in store.reviews()}
+    assert reviewed == {"first-gradient/slope-at-two": True, "first-gradient/grad-before-backward": True,
+                        "first-gradient/cube-task": True}
+
+
+def test_auto_neither_reads_nor_writes_progress(gradrepl_home):
+    done = play("first-gradient", "--auto", "--json")
+    assert done.returncode == 0
+    assert not (gradrepl_home / "progress.sqlite3").exists()

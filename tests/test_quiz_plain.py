@@ -29,7 +29,7 @@ from gradrepl.tutor.progress import ProgressStore
 from gradrepl.tutor.quiz import SessionGrader, SpacedRepetition, start_quiz
 
 # Typed lines per question: the first wrong (a named misconception), then right after a hint, etc.
-RIGHT = {"quizcheck/square": ["6"], "quizcheck/leaf": ["1"], "quizcheck/product-state": ["True", "False"]}
+RIGHT = {"quizcheck/square": ["6"], "quizcheck/leaf": ["yes"], "quizcheck/product-state": ["True", "False"]}
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=timezone.utc)
 
 # Runs the real command line with the two commands of this area registered.
@@ -145,7 +145,7 @@ def _answer_interactively(proc: subprocess.Popen, answers: dict[str, list[str]],
 
 
 def test_killing_a_quiz_mid_way_loses_nothing_answered(course_dir):
-    wrong_then_right = {"quizcheck/square": ["3"], "quizcheck/leaf": ["1"], "quizcheck/product-state": ["True", "False"]}
+    wrong_then_right = {"quizcheck/square": ["3"], "quizcheck/leaf": ["yes"], "quizcheck/product-state": ["True", "False"]}
     proc = subprocess.Popen([sys.executable, "-c", CLI, "quiz", "--plain", "--seed", "2"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
     try:

@@ -12,12 +12,13 @@ from tui_support import Recorder, until
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.console.console_log import ConsoleLog
-from gradrepl.tui.lesson.messages import AnswerGraded, CourseLoaded, LessonResumed
+from gradrepl.tui.lesson.messages import CourseLoaded, LessonEvent
 from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.lesson.picker import LessonPicker
 from gradrepl.tui.lesson.question import QuestionCard
 from gradrepl.tui.messages import StepFinished
 from gradrepl.tui.tensors.tensor_table import TensorTable
+from gradrepl.tutor.lesson_run import Graded, Opened
 from gradrepl.tutor.progress import ProgressStore
 
 SIZE = (150, 45)
@@ -155,12 +156,17 @@ async def click(pilot, widget) -> None:
     assert await pilot.click(widget)
 
 
-async def answer(pilot, card: QuestionCard, recorder: Recorder) -> AnswerGraded:
-    graded = len(recorder.of(AnswerGraded))
+def run_events(recorder: Recorder, kind: type) -> list:
+    """The lesson run's events of one kind, in the order the pane received them."""
+    return [m.event for m in recorder.of(LessonEvent) if isinstance(m.event, kind)]
+
+
+async def answer(pilot, card: QuestionCard, recorder: Recorder) -> Graded:
+    graded = len(run_events(recorder, Graded))
     await click(pilot, card.query_one("#answer-button", Button))
-    await until(pilot, lambda: len(recorder.of(AnswerGraded)) > graded, "the grade")
+    await until(pilot, lambda: len(run_events(recorder, Graded)) > graded, "the grade")
     await pilot.pause()
-    return recorder.of(AnswerGraded)[-1]
+    return run_events(recorder, Graded)[-1]
 
 
 async def choose(pilot, card: QuestionCard, option: int) -> None:
@@ -255,7 +261,7 @@ async def test_resume_replays_finished_steps_in_a_fresh_kernel(course, gradrepl_
         pane = await opened(pilot, app, "alpha")
         assert pane.index == 3
         assert app.query_one("#step-2", QuestionCard).done  # answered before: shown, not asked again
-        await until(pilot, lambda: recorder.of(LessonResumed), "the replay")
+        await until(pilot, lambda: run_events(recorder, Opened), "the replay")
         await until(pilot, lambda: app.query_one(TensorTable).names == ["x"], "x rebuilt by replaying the cell")
         assert app.query_one(TensorTable).get_cell("x", "grad").plain == "None"
 
@@ -305,7 +311,7 @@ async def test_devanagari_lesson_and_a_predict_key_computed_in_the_key_kernel(co
         field = card.query_one("#answer")
         assert field.has_focus
         await pilot.press("9", "enter")
-        await until(pilot, lambda: recorder.of(AnswerGraded), "the first grade")
+        await until(pilot, lambda: run_events(recorder, Graded), "the first grade")
         await pilot.pause()
         assert "9 is the value of w*w" in card.feedback_text
         # The key came from the key kernel: the learner's panel has not seen backward() yet.
@@ -314,7 +320,7 @@ async def test_devanagari_lesson_and_a_predict_key_computed_in_the_key_kernel(co
         field.value = ""
         await pilot.press("6", "enter")
         await until(pilot, lambda: card.done, "the right answer")
-        assert recorder.of(AnswerGraded)[-1].grade.correct
+        assert run_events(recorder, Graded)[-1].grade.correct
         await until(pilot, lambda: app.query_one(TensorTable).get_cell("w", "grad").plain == "6",
                     "the question's code to run in the console's kernel")
 

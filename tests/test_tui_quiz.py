@@ -84,7 +84,7 @@ async def test_one_right_after_a_hint_one_wrong_then_the_summary(course, store):
         if isinstance(message, AnswerGraded):
             graded.append(message)
 
-    app = QuizApp(quiz, grader=grader, seed=4, lesson_titles={"tuiquiz": "त्वरित जाँच — quiz screen"})
+    app = QuizApp(quiz, grader=grader, lesson_titles={"tuiquiz": "त्वरित जाँच — quiz screen"})
     async with app.run_test(size=SIZE, message_hook=record) as pilot:
         for n, uid in enumerate(asked, 1):
             view = app.query_one(QuestionView)

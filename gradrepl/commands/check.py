@@ -70,26 +70,27 @@ def run(args: argparse.Namespace) -> int:
 async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> int:
     from gradrepl.kernel.client import KernelDied
     from gradrepl.session import Session
+    from gradrepl.session.replies import Reply
     from gradrepl.kernel.symbolic.ops import render_check  # text only: imports neither sympy nor torch
 
     session = Session(options)
     try:
         await session.start()
-        result = await session.check_expr(expr, point)
+        reply = await session.check_expr(expr, point)
     except KernelDied as died:
-        result = {"kernel_error": died.reason}
+        reply = Reply(error=died.reason, lost=True)
     finally:
         await session.close()
-    if "kernel_error" in result or not isinstance(result.get("error", {}), dict) or not result:
-        reason = result.get("kernel_error") or result.get("error") or "the kernel gave no answer"
-        print(f"gradrepl check: no kernel could run the check: {reason}", file=sys.stderr)
+    if reply.lost or not (reply.data or reply.error):
+        print(f"gradrepl check: no kernel could run the check: {reply.error or 'the kernel gave no answer'}",
+              file=sys.stderr)
         return EXIT_NO_KERNEL
-    if "error" in result:
+    result = reply.data
+    if reply.error:
         if as_json:
-            emit_json(result)
-        error = result["error"]
-        where = f" at column {error['column']}" if error.get("column") else ""
-        print(f"gradrepl check: {error['message']}{where}", file=sys.stderr)
+            emit_json({**result, "error": {"message": reply.error, "column": reply.column}})
+        where = f" at column {reply.column}" if reply.column else ""
+        print(f"gradrepl check: {reply.error}{where}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
         emit_json(result)

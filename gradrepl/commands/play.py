@@ -10,16 +10,43 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import codeop
 import secrets
 import sys
 from pathlib import Path
 
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
+from gradrepl.completeness import is_complete
+from gradrepl.kernel.protocol import StepResult
+from gradrepl.tutor.asking import (
+    BLANK_WORDS,
+    Typed,
+    command,
+    field_label,
+    how_to_answer,
+    read_fields,
+    read_typed,
+)
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, load_course, load_lesson
-from gradrepl.tutor.player import Asked, KeyAnswerer, LessonPlayer, Reply
+from gradrepl.tutor.lesson_run import (
+    Asked,
+    CellRan,
+    Event,
+    Graded,
+    Hinted,
+    LessonProblem,
+    Notice,
+    Opened,
+    Prose,
+    Reply,
+    Revealed,
+    Summary,
+    Turn,
+)
+from gradrepl.tutor.progress import lesson_state
 
-COMMANDS_HELP = "type 'hint' for a hint, 'skip' to see the answer, 'quit' to stop"
+COMMANDS_HELP = "type ? or 'hint' for a hint, 'skip' to see the answer, 'quit' to stop"
+OFFERED = ("skip", "quit")
+QUIET_EVENTS = ("live_step", "key")  # the panel's and the engine's own: not part of the transcript
 
 
 def register(subparsers) -> None:
@@ -31,8 +58,9 @@ def register(subparsers) -> None:
     parser.add_argument("lesson", metavar="ID", help="a lesson id (see `gradrepl lessons`) or a .md file")
     parser.add_argument("--auto", action="store_true", help="answer with the computed keys; fail on any check")
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
-    parser.add_argument("--from", dest="start", type=int, default=0, metavar="STEP",
-                        help="resume at step STEP (the steps before are replayed, not shown)")
+    parser.add_argument("--from", dest="start", type=int, default=None, metavar="STEP",
+                        help="start at step STEP (the steps before are replayed, not shown); "
+                             "without it a lesson goes on where you stopped (in play or learn)")
     parser.add_argument("--lessons", metavar="DIR", help="the course folder (default: the shipped lessons/)")
     add_kernel_options(parser, step_timeout=30.0)
 
@@ -60,23 +88,58 @@ def run(args: argparse.Namespace) -> int:
     from gradrepl.errors import UsageError
 
     lesson = find_lesson(args.lesson, args.lessons)
-    if not 0 <= args.start <= len(lesson.steps):
-        raise UsageError(f"--from: the lesson has steps 0 to {len(lesson.steps)}")
+    if args.start is not None and not 0 <= args.start < len(lesson.steps):
+        raise UsageError(f"--from: the lesson has steps 0 to {len(lesson.steps) - 1}")
     return run_async(_play(lesson, args))
 
 
 async def _play(lesson: Lesson, args: argparse.Namespace) -> int:
     from gradrepl.session import Session
+    from gradrepl.tutor.keeper import ProgressKeeper
+    from gradrepl.tutor.keys import KeyKernel
+    from gradrepl.tutor.lesson_run import KeyAnswerer, LessonRun
 
     out = sys.stderr if args.json else sys.stdout
-    emit = emit_json if args.json else TextView(out).show
+    view = TextView(out)
+    emit = _json_line if args.json else view.show
     answerer = KeyAnswerer() if args.auto else TerminalAnswerer(out)
-    async with Session(kernel_options(args)) as session:
-        # A learner sees the options in a new order each time; --auto keeps one order for reproducible logs.
-        seed = "" if args.auto else secrets.token_hex(4)
-        player = LessonPlayer(lesson, session, answerer, emit, auto=args.auto, shuffle_seed=seed)
-        summary = await player.run(args.start)
+    # --auto is the course's test: it neither reads nor changes the learner's progress.
+    keeper = None if args.auto else ProgressKeeper()
+    try:
+        progress = await keeper.lesson(lesson.id, lesson.version) if keeper else None
+        for notice in keeper.take_notices() if keeper else []:
+            print(f"gradrepl: {notice}", file=sys.stderr)
+        start = args.start
+        if progress is not None and start is None:
+            start = _resume_point(lesson, progress, view)
+        async with Session(kernel_options(args)) as session:
+            # A learner sees the options in a new order each time; --auto keeps one order for reproducible logs.
+            seed = "" if args.auto else secrets.token_hex(4)
+            run = LessonRun(lesson, session, KeyKernel(session, owned=False), emit, progress=progress,
+                            recorder=keeper, shuffle_seed=seed, auto=args.auto)
+            summary = await run.play(answerer, start or 0)
+    finally:
+        if keeper is not None:
+            keeper.close()
     return 0 if (summary.ok if args.auto else summary.finished) else 1
+
+
+def _resume_point(lesson: Lesson, progress, view: TextView) -> int:
+    """Where a learner goes on: the stored step; a finished lesson is played again from its start."""
+    if lesson_state(progress, len(lesson.steps)) == "done":
+        progress.finished.clear()
+        progress.hints.clear()
+        view.say("You finished this lesson before: playing it again from the start.")
+        return 0
+    if progress.current_step:
+        view.say(f"Going on at step {progress.current_step + 1} of {len(lesson.steps)} "
+                 "(the steps before are replayed, not shown).")
+    return progress.current_step
+
+
+def _json_line(event) -> None:
+    if event.type not in QUIET_EVENTS:
+        emit_json(event.to_json())
 
 
 class TerminalAnswerer:
@@ -85,47 +148,50 @@ class TerminalAnswerer:
     def __init__(self, out):
         self.out = out
 
-    async def reply(self, asked: Asked) -> Reply:
-        question = asked.question
-        if question.type == "predict_state":
-            return await self._fields(asked)
-        if question.type == "task":
-            return await self._code()
-        line = await self._line("answer> ")
-        if line is None:
-            return Reply("quit")
-        command = _command(line)
-        if command:
-            return command
-        if question.type == "choice":
-            return Reply("answer", _choice(line, asked.order))
-        return Reply("answer", line)
+    async def reply(self, turn: Turn) -> Reply:
+        question = turn.question
+        while True:
+            if question.type == "predict_state":
+                typed = await self._fields(question)
+            elif question.type == "task":
+                typed = await self._code()
+            else:
+                line = await self._line("answer> ")
+                typed = Typed("quit") if line is None else read_typed(question, line, turn.order, OFFERED)
+            if typed.kind != "again":
+                return Reply(typed.kind, typed.value)
+            self.out.write(f"  {typed.words}\n")
 
-    async def _fields(self, asked: Asked) -> Reply:
-        answers = {}
-        for name in asked.question.fields:
-            line = await self._line(f"  {name}> ")
+    async def _fields(self, question) -> Typed:
+        values = {}
+        for name in question.fields:
+            line = await self._line(f"  {field_label(question, name)}> ")
             if line is None:
-                return Reply("quit")
-            command = _command(line)
-            if command:
-                return command
-            answers[name] = line
-        return Reply("answer", answers)
+                return Typed("quit")
+            asked = command(line, OFFERED)
+            if asked:
+                return Typed(asked)
+            values[name] = line
+        return read_fields(question, values)
 
-    async def _code(self) -> Reply:
-        """One attempt: a line, or a block that goes on until a blank line when Python says it is open."""
+    async def _code(self) -> Typed:
+        """One attempt: a complete line, or lines that end with a blank line (a block, or a whole
+        solution of several statements), as `gradrepl.completeness` says."""
         lines: list[str] = []
         while True:
             line = await self._line(">>> " if not lines else "... ")
             if line is None:
-                return Reply("quit") if not lines else Reply("answer", "\n".join(lines))
-            if not lines and _command(line):
-                return _command(line)
+                return Typed("quit") if not lines else Typed("answer", "\n".join(lines))
+            if not lines:
+                asked = command(line, OFFERED)
+                if asked:
+                    return Typed(asked)
+                if not line.strip():
+                    return Typed("again", words=BLANK_WORDS)
             lines.append(line)
             source = "\n".join(lines)
-            if not line.strip() or not _incomplete(source):
-                return Reply("answer", source.strip("\n"))
+            if (len(lines) == 1 and is_complete(source)) or (not line.strip() and is_complete(source + "\n")):
+                return Typed("answer", source.strip("\n"))
 
     async def _line(self, prompt: str) -> str | None:
         self.out.write(prompt)
@@ -139,109 +205,98 @@ class TerminalAnswerer:
         return line.rstrip("\n")
 
 
-def _command(line: str) -> Reply | None:
-    word = line.strip().lower()
-    return Reply(word) if word in ("hint", "skip", "quit") else None
-
-
-def _choice(line: str, order: list[int]) -> int | str:
-    """A number as shown (1-based, in the shuffled order) or the option's text."""
-    text = line.strip().rstrip(".)")
-    if text.isdigit() and 1 <= int(text) <= len(order):
-        return order[int(text) - 1]
-    return line.strip()
-
-
-def _incomplete(source: str) -> bool:
-    try:
-        return codeop.compile_command(source, "<answer>", "exec") is None
-    except (SyntaxError, ValueError, OverflowError):
-        return False  # a syntax error is the kernel's to explain
-
-
 class TextView:
-    """Player events as plain text on the terminal."""
+    """Lesson events as plain text on the terminal."""
 
     def __init__(self, out):
         self.out = out
 
-    def show(self, event: dict) -> None:
-        handler = getattr(self, f"_{event['type']}", None)
+    def show(self, event: Event) -> None:
+        handler = getattr(self, f"_{event.type}", None)
         if handler:
             handler(event)
             self.out.flush()
 
-    def _print(self, text: str = "") -> None:
+    def say(self, text: str = "") -> None:
         print(text, file=self.out)
+        self.out.flush()
 
-    def _lesson(self, event: dict) -> None:
-        self._print(f"== {event['title']} ({event['id']}) ==")
+    def _lesson(self, event: Opened) -> None:
+        self.say(f"== {event.lesson.title} ({event.lesson.id}) ==")
 
-    def _prose(self, event: dict) -> None:
-        self._print()
-        self._print(event["text"])
+    def _prose(self, event: Prose) -> None:
+        self.say()
+        self.say(event.text)
 
-    def _cell(self, event: dict) -> None:
-        self._print()
-        self._code(event["source"])
-        self._result(event["result"])
+    def _cell(self, event: CellRan) -> None:
+        self.say()
+        self._code(event.source)
+        self._result(event.result)
 
-    def _question(self, event: dict) -> None:
-        self._print()
-        self._print(f"? {event['prompt']}")
-        if event.get("code"):
-            self._code(event["code"])
-        for n, option in enumerate(event.get("options", []), 1):
-            self._print(f"  {n}. {option['text']}")
-        if event.get("tolerance") is not None and event["question_type"] == "numeric":
-            self._print(f"  (within ±{event['tolerance']:g})")
-        kinds = {"choice": "the option's number", "predict": "a value, None, or 'raises SomeError'",
-                 "numeric": "a number", "derive": f"a formula in {event.get('variable', 'x')}",
-                 "predict_state": "each field in turn", "task": "code; it runs in the kernel"}
-        self._print(f"  (answer with {kinds[event['question_type']]}; {COMMANDS_HELP})")
+    def _question(self, event: Asked) -> None:
+        question = event.question
+        self.say()
+        self.say(f"? {question.prompt}")
+        if question.code:
+            self._code(question.code)
+        for n, index in enumerate(event.order, 1):
+            self.say(f"  {n}. {question.options[index].text}")
+        if question.tolerance is not None and question.type == "numeric":
+            self.say(f"  (within ±{question.tolerance:g})")
+        self.say(f"  {how_to_answer(question, COMMANDS_HELP)}")
 
-    def _hint(self, event: dict) -> None:
-        self._print(f"  hint {event['n']}: {event['text']}")
+    def _hint(self, event: Hinted) -> None:
+        self.say(f"  hint {event.n}: {event.text}" if event.text else
+                 "  No more hints: type 'skip' to see the solution.")
 
-    def _notice(self, event: dict) -> None:
-        self._print(f"  {event['text']}")
+    def _notice(self, event: Notice) -> None:
+        self.say(f"  {event.text}")
 
-    def _grade(self, event: dict) -> None:
-        for step in event.get("steps", []):
+    def _grade(self, event: Graded) -> None:
+        for step in event.grade.steps:
             self._result(step)
-        mark = "right" if event["correct"] else "try again" if event.get("retry") else "not right"
-        self._print(f"  [{mark}] {event['feedback']}")
+        mark = "right" if event.grade.correct else "try again" if event.grade.retry else "not right"
+        self.say(f"  [{mark}] {event.grade.feedback}")
 
-    def _reveal(self, event: dict) -> None:
-        for step in event.get("steps", []):
-            if event["skipped"] and step.get("source"):
-                self._code(step["source"])
+    def _reveal(self, event: Revealed) -> None:
+        for step in event.steps:
+            if event.skipped and step.source:
+                self._code(step.source)
             self._result(step)
-        if "\n" in event["expected"].strip():
-            self._print("  answer:")
-            self._code(event["expected"])
+        if "\n" in event.expected.strip():
+            self.say("  answer:")
+            self._code(event.expected)
         else:
-            self._print(f"  answer: {event['expected']}")
+            self.say(f"  answer: {event.expected}")
 
-    def _problem(self, event: dict) -> None:
-        print(f"lesson problem: {event['message']}", file=sys.stderr)
+    def _problem(self, event: LessonProblem) -> None:
+        print(f"lesson problem: {event.message}", file=sys.stderr)
 
-    def _summary(self, event: dict) -> None:
-        self._print()
-        state = "finished" if event["finished"] else "stopped"
-        self._print(f"{state}: {event['correct']} of {event['questions']} right, {event['skipped']} skipped"
-                    + (f", failed: {', '.join(event['failed'])}" if event["failed"] else ""))
+    def _summary(self, event: Summary) -> None:
+        self.say()
+        self.say(summary_words(event))
 
     def _code(self, source: str) -> None:
         for n, line in enumerate(source.rstrip("\n").splitlines()):
-            self._print(("... " if n and line[:1] in (" ", "\t") else ">>> ") + line)
+            self.say(("... " if n and line[:1] in (" ", "\t") else ">>> ") + line)
 
-    def _result(self, step: dict) -> None:
-        for text in (step.get("stdout"), step.get("display"), step.get("result")):
+    def _result(self, step: StepResult) -> None:
+        for text in (step.stdout, step.display, step.result):
             if text:
-                self._print(text.rstrip("\n"))
-        if step.get("error"):
-            error = step["error"]
-            self._print(f"{error['type']}: {error['message']}")
-            if error.get("explanation"):
-                self._print(f"  ({error['explanation']})")
+                self.say(text.rstrip("\n"))
+        if step.error:
+            self.say(f"{step.error.type}: {step.error.message}")
+            if step.error.explanation:
+                self.say(f"  ({step.error.explanation})")
+
+
+def summary_words(summary: Summary) -> str:
+    """The last line of a playback: first-try right, right after help, and skipped, each counted."""
+    state = "finished" if summary.finished else "stopped"
+    words = (f"{state}: {summary.questions} question(s): {summary.first_try} right at the first try, "
+             f"{summary.after_help} right after hints or wrong tries, {summary.skipped} skipped")
+    if summary.failed:
+        words += f"; failed: {', '.join(summary.failed)}"
+    return words
+
+

@@ -56,13 +56,13 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "plain", False) or not (sys.stdin.isatty() and sys.stdout.isatty()):
             return run_async(_plain(quiz, grader))  # scripted use (a pipe) keeps the plain flow
         titles = {lesson.id: lesson.title for lesson in course.lessons}
-        return _tui(quiz, grader, args.seed, titles)
+        return _tui(quiz, grader, titles)
 
 
-def _tui(quiz, grader, seed, titles) -> int:
+def _tui(quiz, grader, titles) -> int:
     from gradrepl.tui.quiz.app import QuizApp, closing_words
 
-    app = QuizApp(quiz, grader=grader, seed=seed, lesson_titles=titles)
+    app = QuizApp(quiz, grader=grader, lesson_titles=titles)
     app.run()
     print(closing_words(quiz.summary(), quiz.total))
     return app.return_code or 0

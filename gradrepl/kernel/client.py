@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from gradrepl.kernel import protocol
 from gradrepl.kernel.options import KernelOptions
 
-OUTPUT_CAP = 1 << 20     # bytes per stream per step, again on the raw pipes
 INTERRUPT_GRACE = 2.0    # seconds a step gets to stop after SIGINT before it is killed
 OUTPUT_SETTLE = 2.0      # seconds to wait for a step's output after its reply
 
@@ -103,7 +102,7 @@ class OutputPipe:
             self.changed.set()
 
     def _take(self, data: bytes) -> None:
-        room = OUTPUT_CAP - len(self.current)
+        room = protocol.OUTPUT_CAP - len(self.current)
         self.current += data[:max(room, 0)]
         self.dropped += max(len(data) - max(room, 0), 0)
 
@@ -372,7 +371,7 @@ class KernelClient:
         for name, dropped in (("stdout", out_dropped), ("stderr", err_dropped)):
             if dropped:
                 notes.append(f"{name} truncated: {dropped:,} bytes not shown (raw output past "
-                             f"{OUTPUT_CAP // 1024} KiB per step)")
+                             f"{protocol.OUTPUT_CAP // 1024} KiB per step)")
         return reply, out, err
 
     async def leftover_output(self, kernel: KernelProcess) -> tuple[str, str]:

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PROTOCOL_VERSION = 1
+# Bytes of learner output kept per step and stream: the kernel stops writing there, the client stops reading.
+OUTPUT_CAP = 1 << 20
 
 # Requests a kernel understands.
 OPS = (

@@ -29,7 +29,6 @@ from gradrepl.kernel import helptext, protocol, sandbox
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, error_info, remember_source
 
-OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
 RESULT_CAP = 20_000   # characters of an echoed repr
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
@@ -72,7 +71,7 @@ class CappedStream(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = str(text).encode("utf-8", "replace")
-        room = OUTPUT_CAP - self.written
+        room = protocol.OUTPUT_CAP - self.written
         if room > 0:
             _write_all(self._fd, data[:room])
         self.written += min(len(data), max(room, 0))
@@ -307,7 +306,7 @@ class Kernel:
         for name, stream in (("stdout", self.stdout), ("stderr", self.stderr)):
             if stream.dropped:
                 notes.append(f"{name} truncated: {stream.dropped:,} bytes not shown "
-                             f"(the limit is {OUTPUT_CAP // 1024} KiB per step)")
+                             f"(the limit is {protocol.OUTPUT_CAP // 1024} KiB per step)")
         sentinel = protocol.output_sentinel(self.nonce, step)
         for fd in (1, 2):
             try:

@@ -21,12 +21,7 @@ import signal
 import socket
 import sys
 
-
-def _thread_count() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return 1
+from gradrepl.kernel.sandbox.layers import thread_count
 
 
 def _send(sock: socket.socket, message: dict) -> None:
@@ -48,7 +43,7 @@ def main() -> None:
     os.set_blocking(wakeup_w, False)
     signal.set_wakeup_fd(wakeup_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    _send(sock, {"event": "ready", "pid": os.getpid(), "threads": _thread_count()})
+    _send(sock, {"event": "ready", "pid": os.getpid(), "threads": thread_count()})
     buffer = b""
     while True:
         try:
@@ -76,7 +71,7 @@ def _fork_kernel(sock: socket.socket, request: dict, fds: list[int], *own_fds: i
         for fd in fds:
             os.close(fd)
         return
-    threads = _thread_count()
+    threads = thread_count()
     if threads != 1:
         _send(sock, {"event": "error", "error": f"zygote has {threads} threads; forking is unsafe"})
         for fd in fds:

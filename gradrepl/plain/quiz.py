@@ -14,11 +14,9 @@ from typing import Protocol, TextIO
 
 from prompt_toolkit import PromptSession
 
-from gradrepl.tutor.grading import STATE_LABELS
+from gradrepl.tutor.asking import BLANK_WORDS, FIELD_LABELS, command, read_fields, read_typed
 from gradrepl.tutor.lesson import Question
-from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, due_in_words, read_choice
-
-HINT_WORDS = ("?", "hint")
+from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, due_in_words
 
 
 class Reader(Protocol):
@@ -70,7 +68,7 @@ async def play_quiz(run: QuizRun, reader: Reader, out: TextIO = sys.stdout) -> Q
     while (question := run.next_question()) is not None:
         say("")
         say(f"[{run.position}/{run.total}] {question.uid}")
-        say(question_text(question))
+        say(question_text(question, run.order(question)))
         try:
             result = await _answered(run, question, reader, say)
         except (EOFError, KeyboardInterrupt):
@@ -95,44 +93,39 @@ async def _answered(run: QuizRun, question: Question, reader: Reader, say) -> Qu
 
 
 async def _read_answer(run: QuizRun, question: Question, reader: Reader, say):
-    """Read one answer in the form grading takes, handling hint requests on the way."""
+    """Read one answer in the form grading takes (tutor/asking.py's rules), handling hints on the way."""
     if question.type == "predict_state":
-        fields = {}
-        for name in question.fields:
-            fields[name] = await _read_line(run, reader, say, f"  {STATE_LABELS[name]}> ")
-        return fields
-    if question.type == "choice":
-        while True:
-            choice = read_choice(question, await _read_line(run, reader, say, "answer (number)> "))
-            if isinstance(choice, int) or _is_option_text(question, choice):
-                return choice
-            say(f"Type a number from 1 to {len(question.options)}.")  # a typo is not a wrong answer
-    return await _read_line(run, reader, say, "code> " if question.type == "task" else "answer> ")
-
-
-def _is_option_text(question: Question, typed: str) -> bool:
-    return any(" ".join(o.text.split()).lower() == " ".join(typed.split()).lower() for o in question.options)
+        values = {name: await _read_line(run, reader, say, f"  {FIELD_LABELS[name]}> ") for name in question.fields}
+        return read_fields(question, values).value
+    prompt = {"choice": "answer (number)> ", "task": "code> "}.get(question.type, "answer> ")
+    while True:
+        typed = read_typed(question, await _read_line(run, reader, say, prompt), run.order(question))
+        if typed.kind == "answer":
+            return typed.value
+        say(typed.words)
 
 
 async def _read_line(run: QuizRun, reader: Reader, say, prompt: str) -> str:
     """A non-empty line that is not a hint request."""
     while True:
-        typed = (await reader.read(prompt)).strip()
-        if typed.lower() in HINT_WORDS:
+        typed = await reader.read(prompt)
+        if command(typed) == "hint":
             hint = run.hint()
             say(f"Hint: {hint}" if hint else "No more hints for this one.")
-        elif typed:
-            return typed
+        elif typed.strip():
+            return typed.strip()
+        else:
+            say(BLANK_WORDS)
 
 
-def question_text(question: Question) -> str:
-    """The question as shown: prompt, its code, and numbered options."""
+def question_text(question: Question, order: list[int]) -> str:
+    """The question as shown: prompt, its code, and the options numbered in the order shown."""
     parts = [question.prompt]
     code = question.quiz_code
     if code:
         parts.append("\n".join("    " + line for line in code.splitlines()))
     if question.type == "choice":
-        parts.append("\n".join(f"  {n}) {option.text}" for n, option in enumerate(question.options, 1)))
+        parts.append("\n".join(f"  {n}) {question.options[i].text}" for n, i in enumerate(order, 1)))
     if question.type == "predict_state":
         parts.append(f"Say each field of {question.ask}:")
     return "\n".join(parts)

@@ -8,7 +8,6 @@ kernel's namespace and a pager for help.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import pydoc
 import shutil
@@ -21,6 +20,7 @@ from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.python import PythonLexer
 
 from gradrepl.history import History, default_path
+from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.plain.keys import HistorySearch, key_bindings
 from gradrepl.plain.terminal import terminal_input
@@ -109,12 +109,10 @@ def build_prompt(session: Session, **io) -> PromptSession:
         complete_while_typing=True, enable_history_search=search.enabled, **io)
 
 
-def run_repl(args: argparse.Namespace) -> int:
+def run_repl(options: KernelOptions) -> int:
     """Run until Ctrl-D, or until the terminal goes away (EOF/EIO on input, or SIGHUP); then the
     kernel, its zygote and the scratch folder are cleaned up."""
-    from gradrepl.commands.common import kernel_options
-
-    session = Session(kernel_options(args))
+    session = Session(options)
     prompt = build_prompt(session, input=terminal_input())
 
     async def main() -> int:

@@ -60,20 +60,18 @@ class Magics:
     async def graph(self, result: StepResult, arg: str) -> None:
         """draw NAME's autograd graph down to its leaves"""
         reply = await self.session.graph(arg)
-        if reply.get("error"):
-            result.error = ErrorInfo("NameError", reply["error"])
+        if reply.error:
+            result.error = ErrorInfo("NameError", reply.error)
         else:
-            result.display = fit(reply["text"], self.session.width)
+            result.display = fit(reply.data["text"], self.session.width)
 
     async def check(self, result: StepResult, arg: str) -> None:
         """compare NAME's symbolic gradient with autograd's"""
         check = await self.session.check(arg)
-        error = check.get("error")
-        if error:
-            result.error = ErrorInfo("CheckError", error.get("message", str(error)) if isinstance(error, dict)
-                                     else str(error))
+        if check.error:
+            result.error = ErrorInfo("CheckError", check.error)
         else:
-            result.display = fit(check.get("text", ""), self.session.width)
+            result.display = fit(check.data.get("text", ""), self.session.width)
 
     async def timeit(self, result: StepResult, arg: str) -> StepResult:
         """time STMT as IPython does: mean ± std. dev. per loop over 7 runs"""

@@ -15,6 +15,8 @@ from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
 from gradrepl.session.magics import Magics
+from gradrepl.session.replies import Reply, reply_from
+from gradrepl.session.state import KernelState
 
 completion_log = logging.getLogger("gradrepl.completion")
 
@@ -23,11 +25,13 @@ class Session:
     """One learner's conversation with one kernel at a time."""
 
     def __init__(self, options: KernelOptions | None = None,
-                 on_state: Callable[[str], None] | None = None):
+                 on_state: Callable[[KernelState], None] | None = None,
+                 on_restart: Callable[[], None] | None = None):
         self.options = options or KernelOptions()
         self.client = KernelClient(self.options)
         self.on_state = on_state
-        self.state = "starting"
+        self.on_restart = on_restart  # a fresh kernel replaced the old one (its variables are gone)
+        self.state = KernelState.STARTING
         self.tensors: dict[str, dict] = {}
         self.history: list[str] = []
         # The console's width in columns (None: no limit); %tensors, %graph and %check fit in it.
@@ -185,8 +189,9 @@ class Session:
         self.sandbox = self.client.kernel.ready.get("sandbox", self.sandbox)
         removed = list(self.tensors)
         self.tensors.clear()
-        self._set_state("restarted")
-        self._set_state("idle")
+        if self.on_restart:
+            self.on_restart()
+        self._set_state(KernelState.IDLE)
         return removed
 
     async def reset(self) -> list[str]:
@@ -226,34 +231,36 @@ class Session:
             result.display = reply["display"]
         return result
 
-    async def graph(self, name: str) -> dict:
-        return await self._request("graph", name=name)
+    async def graph(self, name: str) -> Reply:
+        """NAME's autograd graph: data "graph" (nodes, edges) for the TUI and "text" for %graph."""
+        return reply_from(await self._request("graph", name=name))
 
     async def inspect(self, expr: str) -> dict:
+        """A JSON description of any value ({} when no kernel answered): what lesson keys are made of."""
         return (await self._request("inspect", expr=expr)).get("value", {})
 
-    async def check(self, name: str) -> dict:
-        return (await self._request("check", name=name)).get("check", {})
+    async def check(self, name: str) -> Reply:
+        """NAME's symbolic gradient against autograd's (%check)."""
+        return reply_from(await self._request("check", name=name), "check")
 
-    async def check_expr(self, expr: str, point: dict[str, float]) -> dict:
-        return (await self._request("check_expr", expr=expr, point=point)).get("check", {})
+    async def check_expr(self, expr: str, point: dict[str, float]) -> Reply:
+        """An expression's symbolic gradient at a point (`gradrepl check`)."""
+        return reply_from(await self._request("check_expr", expr=expr, point=point), "check")
 
-    async def equivalent(self, answer: str, key: str) -> dict:
-        return (await self._request("equivalent", answer=answer, key=key)).get("result", {})
-
-    async def table(self) -> list[dict]:
-        """The full live table from the kernel (frontends normally keep `tensors` instead)."""
-        return (await self._request("tensors")).get("tensors", [])
+    async def equivalent(self, answer: str, key: str) -> Reply:
+        """Whether a `derive` answer is the same function as its key: data "equivalent"."""
+        return reply_from(await self._request("equivalent", answer=answer, key=key), "result")
 
     async def _request(self, op: str, **fields) -> dict:
         try:
             return await self.client.request(op, **fields)
         except KernelDied as died:
             await self._after_crash(self.step, f"<{op}>", died.reason)
-            return {"error": died.reason}
+            return {"lost": died.reason}
 
     # -- state ------------------------------------------------------------
-    def _set_state(self, state: str) -> None:
-        self.state = "idle" if state == "restarted" else state
+    def _set_state(self, state: KernelState | str) -> None:
+        state = KernelState(state)
+        self.state = state
         if self.on_state:
             self.on_state(state)

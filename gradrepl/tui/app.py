@@ -1,17 +1,17 @@
 """The gradrepl TUI: the console on the left, the live tensor panel on the right.
 
-A thin face over `Session`: every kernel call runs in an async worker on the app's
-own event loop and posts a message from messages.py; the handlers here only render.
+A thin face over `Session`: typed steps and lesson jobs wait in one StepQueue
+(session/steps.py); every kernel call runs in an async worker on the app's own
+event loop and posts a message from messages.py, which the handlers render.
+Widgets reach the app only through messages (InputSubmitted, LessonJob, ...).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import signal
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -21,7 +21,8 @@ from textual.widgets import Footer
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
-from gradrepl.session import Session
+from gradrepl.session import KernelState, Session
+from gradrepl.session.steps import Failed, Finished, QueueEvent, Queued, Started, StepQueue
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.confirm import Confirm
@@ -30,12 +31,17 @@ from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.messages import (
     CompletionRequested,
+    ConsoleNotice,
     ConsolePageRequested,
     DetailsLoaded,
+    FocusConsole,
     InputSubmitted,
     KernelFailed,
     KernelReady,
+    KernelRestarted,
     KernelStateChanged,
+    LessonJob,
+    LessonStepRan,
     QuitRequested,
     StepFailed,
     StepFinished,
@@ -80,20 +86,20 @@ class GradReplApp(App):
         # `gradrepl learn [ID]`: the lesson pane beside the console (lesson_pane.py).
         self.learn = (lesson_id, lessons_dir) if learn else None
         self.options = options or KernelOptions()
-        self.start_kernel_on_mount = start_kernel
         self.repl_history = history if history is not None else History(default_path())
-        self.session: Session | None = None
-        self.kernel_state = "starting"
+        # Made here, started on mount: the lesson pane is given it when composed.
+        self.session = Session(self.options, on_state=self._on_session_state,
+                               on_restart=self._on_session_restart) if start_kernel else None
+        self.steps = StepQueue(self.session, self._on_queue_event) if self.session is not None else None
+        self.kernel_state = KernelState.STARTING
         self.details_name: str | None = None
         self.steps_in_kernel = 0  # steps run since the kernel was last fresh: what a kill would lose
         self._exiting_for_hangup = False
-        self._steps: asyncio.Queue[str | Callable[[Session], Awaitable[None]]] = asyncio.Queue()
-        self._kernel_ready_event = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main", classes="-learn" if self.learn else None):
             if self.learn:
-                yield LessonPane(*self.learn)
+                yield LessonPane(*self.learn, session=self.session, options=self.options)
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
                 yield CodeInput(self.repl_history, id="input")
@@ -112,8 +118,7 @@ class GradReplApp(App):
         self.query_one("#console").border_title = "console"
         self._busy_timer = self.set_interval(0.1, self._tick, pause=True)
         self._watch_terminal()
-        if self.start_kernel_on_mount:
-            self.session = Session(self.options, on_state=self._on_session_state)
+        if self.session is not None:
             self.start_kernel()
             self.run_steps()
 
@@ -149,8 +154,11 @@ class GradReplApp(App):
             await self.session.close()
 
     # -- the kernel, in workers ---------------------------------------------
-    def _on_session_state(self, state: str) -> None:
+    def _on_session_state(self, state: KernelState) -> None:
         self.post_message(KernelStateChanged(state))
+
+    def _on_session_restart(self) -> None:
+        self.post_message(KernelRestarted())
 
     @work(group="kernel", exit_on_error=False)
     async def start_kernel(self) -> None:
@@ -161,47 +169,40 @@ class GradReplApp(App):
             self.post_message(KernelFailed(f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(KernelReady(self.session.sandbox))
-        self._kernel_ready_event.set()
+        self.steps.ready.set()
 
     @work(group="steps", exit_on_error=False)
     async def run_steps(self) -> None:
-        """Run queued steps one at a time, in the order they were typed."""
-        while True:
-            source = await self._steps.get()
-            await self._kernel_ready_event.wait()
-            if callable(source):  # a lesson job (submit_job): lesson code between typed steps
-                try:
-                    await source(self.session)
-                except Exception as exc:
-                    self.post_message(StepFailed("<lesson>", f"{type(exc).__name__}: {exc}"))
-                continue
-            self.post_message(StepStarted(source))
-            try:
-                result = await self.session.execute(source)
-            except Exception as exc:
-                self.post_message(StepFailed(source, f"{type(exc).__name__}: {exc}"))
-            else:
-                self.post_message(StepFinished(result))
+        """Run queued steps one at a time, in the order they were typed (session/steps.py)."""
+        await self.steps.run()
+
+    def _on_queue_event(self, event: QueueEvent) -> None:
+        if isinstance(event, Queued):
+            self.post_message(StepQueued(event.source, event.kernel_ready))
+        elif isinstance(event, Started):
+            self.post_message(StepStarted(event.source))
+        elif isinstance(event, Finished):
+            self.post_message(StepFinished(event.result))
+        elif isinstance(event, Failed):
+            self.post_message(StepFailed(event.source, event.reason))
 
     def submit(self, source: str) -> None:
         """Queue `source` as the next step (typed, or sent by the command palette)."""
-        waits = self.kernel_state != "idle" or not self._steps.empty()
-        self._steps.put_nowait(source)
-        if waits:
-            self.post_message(StepQueued(source))
-            self._update_queue_count(self._steps.qsize())
-
-    def submit_job(self, job: Callable[[Session], Awaitable[None]]) -> None:
-        """Queue `job(session)` behind the typed steps: the lesson pane's way into the kernel."""
-        self._steps.put_nowait(job)
+        if self.steps is not None:
+            self.steps.submit(source)
+            self._update_queue_count(self.steps.waiting)
 
     @work(group="control", exit_on_error=False)
     async def interrupt_step(self) -> None:
-        await self.session.interrupt()
+        dropped = await self.steps.interrupt()
+        self.query_one(ConsoleLog).write_notice(
+            "Interrupt sent (Ctrl-C)." + (f" {dropped} queued step(s) dropped." if dropped else ""), "yellow")
+        self._update_queue_count(self.steps.waiting)
 
     @work(group="control", exit_on_error=False)
     async def kill_kernel(self) -> None:
-        await self.session.kill()
+        await self.steps.kill()
+        self._update_queue_count(self.steps.waiting)
 
     @work(group="complete", exclusive=True, exit_on_error=False)
     async def fetch_completions(self, code: str, cursor: int, typing: bool) -> None:
@@ -217,30 +218,32 @@ class GradReplApp(App):
             return
         row = self.session.tensors.get(name)
         errors: list[str] = []
-        graph = await self.session.graph(name)
-        if graph.get("error"):
-            errors.append(f"graph: {graph['error']}")
-            graph = None
+        reply = await self.session.graph(name)
+        graph = reply.data if reply.ok else None
+        if not reply.ok:
+            errors.append(f"graph: {reply.error}")
         self.post_message(DetailsLoaded(name, row, graph, None, errors))
         check = await self.session.check(name)
-        if check:
-            error = check.get("error")
-            if error:
-                errors = errors + [f"check: {error.get('message', error) if isinstance(error, dict) else error}"]
-            self.post_message(DetailsLoaded(name, row, graph, check if not error else None, errors))
+        if check.data or check.error:
+            if check.error:
+                errors = errors + [f"check: {check.error}"]
+            self.post_message(DetailsLoaded(name, row, graph, check.data if check.ok else None, errors))
 
     # -- what the workers post ----------------------------------------------
     @on(KernelStateChanged)
     def _state_changed(self, message: KernelStateChanged) -> None:
-        self.kernel_state = "idle" if message.state == "restarted" else message.state
-        if message.state == "restarted":
-            self.steps_in_kernel = 0
+        self.kernel_state = message.state
         self.query_one(StatusBar).set_state(message.state)
         if message.state == "busy":
             self._busy_timer.resume()
         else:
             self._busy_timer.pause()
         self.refresh_bindings()
+
+    @on(KernelRestarted)
+    def _restarted(self, message: KernelRestarted) -> None:
+        self.steps_in_kernel = 0
+        self.query_one(StatusBar).note_restart()
 
     @on(KernelReady)
     def _kernel_ready(self, message: KernelReady) -> None:
@@ -280,21 +283,45 @@ class GradReplApp(App):
     @on(StepQueued)
     def _step_queued(self, message: StepQueued) -> None:
         # Behind a running step the status bar's count says enough; a cold kernel deserves words.
-        if not self._kernel_ready_event.is_set():
+        if not message.kernel_ready:
             first = message.source.splitlines()[0] if message.source else ""
             self.query_one(ConsoleLog).write_notice(f"queued: {first}  (runs once the kernel has imported torch)",
                                                     "dim italic")
 
     @on(StepStarted)
     def _step_started(self, message: StepStarted) -> None:
-        self._update_queue_count(self._steps.qsize())
+        self._update_queue_count(self.steps.waiting if self.steps else 0)
         self.query_one(ConsoleLog).write_source(message.source)
 
     @on(StepFinished)
     def _step_finished(self, message: StepFinished) -> None:
-        result = message.result
         self.steps_in_kernel += 1
-        self.query_one(ConsoleLog).write_result(result)
+        self.query_one(ConsoleLog).write_result(message.result)
+        self._show_rows(message.result)
+
+    @on(ConsoleNotice)
+    def _console_notice(self, message: ConsoleNotice) -> None:
+        self.query_one(ConsoleLog).write_notice(message.text, message.style)
+
+    @on(FocusConsole)
+    def _focus_console(self, message: FocusConsole) -> None:
+        self.focus_input()
+
+    @on(LessonJob)
+    def _lesson_job(self, message: LessonJob) -> None:
+        if self.steps is not None:
+            self.steps.submit_job(message.job)
+
+    @on(LessonStepRan)
+    def _lesson_step_ran(self, message: LessonStepRan) -> None:
+        """Lesson code ran in the console's kernel: shown like a typed step, or only its rows in the panel."""
+        if message.shown:
+            self.steps_in_kernel += 1
+            self.query_one(ConsoleLog).write_source(message.result.source)
+            self.query_one(ConsoleLog).write_result(message.result)
+        self._show_rows(message.result)
+
+    def _show_rows(self, result) -> None:
         table = self.query_one(TensorTable)
         changed, removed = table.apply_step(result.tensors, result.removed)
         status = self.query_one(StatusBar)
@@ -336,9 +363,6 @@ class GradReplApp(App):
         self.refresh_bindings()
 
     def action_interrupt(self) -> None:
-        dropped = self._drop_queued()
-        self.query_one(ConsoleLog).write_notice(
-            "Interrupt sent (Ctrl-C)." + (f" {dropped} queued step(s) dropped." if dropped else ""), "yellow")
         self.interrupt_step()
 
     def action_kill(self) -> None:
@@ -359,7 +383,6 @@ class GradReplApp(App):
         self.push_screen(Confirm(question, "Kill kernel"), answered)
 
     def _kill_now(self) -> None:
-        self._drop_queued()
         self.kill_kernel()
 
     async def open_lessons(self) -> None:
@@ -368,7 +391,8 @@ class GradReplApp(App):
         if panes:
             panes.first().show_picker()
             return
-        await self.query_one("#main").mount(LessonPane(), before="#console")
+        await self.query_one("#main").mount(LessonPane(session=self.session, options=self.options),
+                                            before="#console")
         self.query_one("#main").add_class("-learn")
 
     async def action_lesson_next(self) -> None:
@@ -410,12 +434,6 @@ class GradReplApp(App):
         """Live tensor names in panel order (for the command palette)."""
         return self.query_one(TensorTable).names
 
-    def can_run_subcommand(self, name: str) -> bool:
-        """True when `gradrepl NAME` exists, so the palette may offer it."""
-        from gradrepl.cli import COMMANDS
-
-        return name in COMMANDS
-
     def run_subcommand(self, name: str) -> None:
         """Leave the TUI for `gradrepl NAME` (lessons, quiz) and come back after."""
         with self.suspend():
@@ -424,30 +442,14 @@ class GradReplApp(App):
     def _tick(self) -> None:
         self.query_one(StatusBar).refresh_text()
 
-    def _drop_queued(self) -> int:
-        dropped = 0
-        jobs = []
-        while not self._steps.empty():
-            item = self._steps.get_nowait()
-            if callable(item):
-                jobs.append(item)  # the lesson's own work is kept: the pane waits for it
-            else:
-                dropped += 1
-        for job in jobs:
-            self._steps.put_nowait(job)
-        self._update_queue_count(0)
-        return dropped
-
     def _update_queue_count(self, count: int) -> None:
         status = self.query_one(StatusBar)
         status.queued = count
         status.refresh_text()
 
 
-def run_app(args: argparse.Namespace) -> int:
+def run_app(options: KernelOptions) -> int:
     """Entry point for `gradrepl` with no command: run the TUI until the learner quits."""
-    from gradrepl.commands.common import kernel_options
-
-    app = GradReplApp(kernel_options(args))
+    app = GradReplApp(options)
     app.run()
     return app.return_code or 0

@@ -26,8 +26,7 @@ class GradReplCommands(Provider):
         for name in app.tensor_names():
             commands.append((f"graph: {name}", partial(app.show_details, name), f"Show the autograd graph of {name}"))
         commands.append(("lesson: open", app.open_lessons, "The course beside the console, with your progress"))
-        if app.can_run_subcommand("quiz"):
-            commands.append(("quiz: start", partial(app.run_subcommand, "quiz"), "Review questions that are due"))
+        commands.append(("quiz: start", partial(app.run_subcommand, "quiz"), "Review questions that are due"))
         commands.append(("theme: change", app.action_change_theme, "Pick a colour theme"))
         return commands
 

@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
 
 from gradrepl.kernel.protocol import StepResult
+from gradrepl.session import KernelState, Session
 
 
 @dataclass
 class KernelStateChanged(Message):
-    """The kernel went starting / idle / busy / dead / restarted."""
+    """The kernel went starting / idle / busy / dead."""
 
-    state: str
+    state: KernelState
 
     def can_replace(self, message: Message) -> bool:
         # Textual asks the older message whether the newer one may supersede it:
-        # only the latest state matters before a paint, but a restart must be told.
-        return isinstance(message, KernelStateChanged) and self.state != "restarted"
+        # only the latest state matters before a paint.
+        return isinstance(message, KernelStateChanged)
+
+
+class KernelRestarted(Message):
+    """A fresh kernel replaced the old one: every variable is gone."""
 
 
 @dataclass
@@ -73,6 +79,7 @@ class StepQueued(Message):
     """A step waits for the kernel (typed while it warms up or runs another step)."""
 
     source: str
+    kernel_ready: bool = True
 
 
 @dataclass
@@ -93,6 +100,33 @@ class StepFailed(Message):
 
     source: str
     reason: str
+
+
+@dataclass
+class LessonJob(Message):
+    """The lesson pane's work for the console's kernel: queued behind the typed steps."""
+
+    job: Callable[[Session], Awaitable[None]]
+
+
+@dataclass
+class LessonStepRan(Message):
+    """Lesson code ran in the console's kernel: `shown` like a typed step, else only its rows."""
+
+    result: StepResult
+    shown: bool
+
+
+@dataclass
+class ConsoleNotice(Message):
+    """Words a widget wants said in the console's log (a lesson notice, a lesson problem)."""
+
+    text: str
+    style: str = "dim"
+
+
+class FocusConsole(Message):
+    """A widget hands the keyboard to the console's input (a task's code is typed there)."""
 
 
 @dataclass

@@ -32,11 +32,14 @@ class StatusBar(Static):
     def on_mount(self) -> None:
         self.refresh_text()
 
+    def note_restart(self) -> None:
+        """A fresh kernel: said beside the state until the next step runs."""
+        self.fresh_kernel = True
+        self.refresh_text()
+
     def set_state(self, state: str) -> None:
-        """Show `state`; "restarted" reads as idle with a note until the next step runs."""
-        if state == "restarted":
-            self.fresh_kernel, state = True, "idle"
-        elif state == "busy":
+        """Show `state` (a KernelState, or "failed" when the kernel could not start)."""
+        if state == "busy":
             self.fresh_kernel = False
         if state == "busy" and self.state != "busy":
             self.busy_since = time.monotonic()

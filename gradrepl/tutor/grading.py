@@ -356,14 +356,12 @@ def _state_reason(name: str, field_name: str, key: Key) -> str:
 
 async def _grade_derive(question: Question, answer: str, session) -> Grade:
     reply = await session.equivalent(answer, question.solution)
-    if "error" in reply:
-        error = reply["error"]
-        message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-        return Grade(False, f"Could not read that expression: {message}", question.solution.strip())
-    if "equivalent" not in reply:
+    if reply.error:
+        return Grade(False, f"Could not read that expression: {reply.error}", question.solution.strip())
+    if "equivalent" not in reply.data:
         return Grade(False, "The symbolic checker gave no verdict, so this answer could not be graded.",
                      question.solution.strip())
-    if reply["equivalent"]:
+    if reply.data["equivalent"]:
         return Grade(True, _join("Right.", question.explanation), question.solution.strip())
     return Grade(False, _join("Not equivalent to the derivative.", question.explanation), question.solution.strip())
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from gradrepl.tutor.answers import matches, read_answer
 from gradrepl.tutor.grading import check_holds, prepare
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, Problem, load_lesson
+from gradrepl.tutor.keys import KeyKernel
 from gradrepl.tutor.lesson_rules import giveaway_problems, hint_problems
-from gradrepl.tutor.player import KeyAnswerer, LessonPlayer, Summary
+from gradrepl.tutor.lesson_run import CellRan, KeyAnswerer, LessonRun, Summary
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per step
 DERIVE_POINTS = (0.7, 1.3, 2.1)
@@ -68,8 +69,8 @@ def lint_static(files: list[Path]) -> tuple[list[Lesson], list[str]]:
 async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_LIMIT) -> list[str]:
     """Play the lesson twice with its own keys and report what does not hold."""
     outputs: dict[int, str] = {}
-    first = await _play(lesson, session, seed=1, outputs=outputs)
-    second = await _play(lesson, session, seed=2)
+    first, first_keys = await _play(lesson, session, seed=1, outputs=outputs)
+    second, second_keys = await _play(lesson, session, seed=2)
     problems = list(first.problems)
     by_uid = {q.uid: q for q in lesson.questions}
     for uid, feedback in first.failed.items():
@@ -82,17 +83,17 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
                             f"wrong ({feedback})")
     if not first.finished and not first.failed:
         problems.append(f"{lesson.path}:1: playback stopped before the end")
-    for uid, key in first.keys.items():
+    for uid, key in first_keys.keys.items():
         question = by_uid[uid]
         problems.extend(_key_problems(question, key))
-        again = second.keys.get(uid)
+        again = second_keys.keys.get(uid)
         if again is not None and again.signature() != key.signature():
             problems.append(f"{question.path}:{question.line}: question {question.id!r}: the key changed between "
                             f"two runs ({key.text!r}, then {again.text!r}): seed the randomness or avoid it")
     if first.slowest_ms > time_limit * 1000:
         problems.append(f"{lesson.path}:{first.slowest_line}: a step took {first.slowest_ms / 1000:.1f} s "
                         f"(the limit is {time_limit:g} s per step)")
-    problems.extend(giveaway_problems(lesson, first.keys, outputs))
+    problems.extend(giveaway_problems(lesson, first_keys.keys, outputs))
     for question in lesson.questions:
         if question.type == "derive":
             problems.extend(await _derive_problems(question, session))
@@ -112,17 +113,17 @@ async def lint(paths: list[str | Path], session, time_limit: float = DEFAULT_TIM
     return report
 
 
-async def _play(lesson: Lesson, session, seed: int, outputs: dict[int, str] | None = None) -> Summary:
+async def _play(lesson: Lesson, session, seed: int,
+                outputs: dict[int, str] | None = None) -> tuple[Summary, KeyKernel]:
     """One run answered by the keys; ``outputs`` (if given) collects what each cell printed and returned."""
-    def keep_output(event: dict) -> None:
-        if outputs is not None and event["type"] == "cell":
-            result = event["result"]
-            outputs[event["step"]] = "\n".join(str(result.get(k) or "") for k in ("stdout", "result")).strip()
+    def keep_output(event) -> None:
+        if outputs is not None and isinstance(event, CellRan):
+            outputs[event.step] = "\n".join(part for part in (event.result.stdout, event.result.result) if part)
 
     # A different seed per run: forked kernels share one RNG state, which would hide unseeded randomness.
-    player = LessonPlayer(lesson, session, KeyAnswerer(), keep_output, auto=True, verify=True,
-                          prelude=f"torch.manual_seed({seed})")
-    return await player.run()
+    keys = KeyKernel(session, owned=False, prelude=f"torch.manual_seed({seed})")
+    run = LessonRun(lesson, session, keys, keep_output, auto=True, verify=True)
+    return await run.play(KeyAnswerer(), 0), keys
 
 
 async def _starter_problems(question, session) -> list[str]:
@@ -179,8 +180,8 @@ async def _derive_problems(question, session) -> list[str]:
         problems.append(f"{where}: the solution {question.solution.strip()!r} is not the derivative autograd "
                         f"computes for {question.function!r}")
     reply = await session.equivalent(question.solution, question.solution)
-    if "error" in reply:
-        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply['error']}")
-    elif not reply.get("equivalent"):
-        problems.append(f"{where}: the symbolic engine gave no verdict on the solution ({reply})")
+    if reply.error:
+        problems.append(f"{where}: the symbolic engine cannot read the solution: {reply.error}")
+    elif not reply.data.get("equivalent"):
+        problems.append(f"{where}: the symbolic engine gave no verdict on the solution ({reply.data})")
     return problems

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import random
 import time
 from dataclasses import dataclass
@@ -20,7 +19,8 @@ from typing import Any, Awaitable, Callable, Iterable
 from fsrs import Card, Rating, Scheduler, State
 
 from gradrepl.kernel.options import KernelOptions
-from gradrepl.session import Session
+from gradrepl.session import KernelState, Session
+from gradrepl.tutor.asking import answer_text
 from gradrepl.tutor.grading import Grade, grade
 from gradrepl.tutor.lesson import Course, Question
 from gradrepl.tutor.progress import ProgressStore, Review
@@ -77,9 +77,6 @@ class SpacedRepetition:
         if stored is not None:
             return Card.from_json(stored.card_json)
         return Card(card_id=card_id_for(question_id), state=State.Learning, due=self.now())
-
-    def is_new(self, question_id: str) -> bool:
-        return self.store.card(question_id) is None
 
     def retrievability(self, card: Card, at: datetime | None = None) -> float:
         """FSRS's estimate that the learner recalls the card now (0 for a card never reviewed)."""
@@ -257,8 +254,9 @@ class QuizRun:
     """
 
     def __init__(self, questions: list[Question], spaced: SpacedRepetition, grade: Grader,
-                 pool: Iterable[str] = (), plan: QuizPlan | None = None):
+                 pool: Iterable[str] = (), plan: QuizPlan | None = None, seed: int | None = None):
         self.questions = questions
+        self.seed = seed  # the order options are shown in (None: a new order each quiz)
         self.spaced = spaced
         self._grade = grade
         self.pool = list(pool) or [q.uid for q in questions]
@@ -298,6 +296,10 @@ class QuizRun:
     @property
     def hinted(self) -> bool:
         return self._hints_shown > 0
+
+    def order(self, question: Question) -> list[int]:
+        """The order a choice's options are shown in; a typed number counts in this order (tutor/asking.py)."""
+        return question.option_order(self.seed)
 
     async def answer(self, answer: Any) -> QuizResult:
         """Grade the answer to the current question and commit the review; returns what happened.
@@ -349,27 +351,8 @@ def start_quiz(course: Course, spaced: SpacedRepetition, grade: Grader, *, lesso
     pool = select_questions(course, lesson_id)
     plan = spaced.plan([q.uid for q in pool], count, seed)
     by_uid = {q.uid: q for q in pool}
-    return QuizRun([by_uid[uid] for uid in plan.question_ids], spaced, grade, [q.uid for q in pool], plan)
-
-
-def read_choice(question: Question, typed: str) -> int | str:
-    """A typed choice: "2" (or "b") picks the second option; anything else is matched as text."""
-    typed = typed.strip()
-    count = len(question.options)
-    if typed.isdigit() and 1 <= int(typed) <= count:
-        return int(typed) - 1
-    if len(typed) == 1 and typed.isalpha() and ord(typed.lower()) - ord("a") < count:
-        return ord(typed.lower()) - ord("a")
-    return typed
-
-
-def answer_text(question: Question, answer: Any) -> str:
-    """An answer as the review log keeps it: an option's text, fields as JSON, or the text typed."""
-    if isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(question.options):
-        return question.options[answer].text
-    if isinstance(answer, dict):
-        return json.dumps(answer, sort_keys=True)
-    return str(answer)
+    return QuizRun([by_uid[uid] for uid in plan.question_ids], spaced, grade, [q.uid for q in pool], plan,
+                   seed if seed is not None else random.randrange(1 << 30))
 
 
 class SessionGrader:
@@ -384,9 +367,10 @@ class SessionGrader:
         self.session: Session | None = None
         self._starting: asyncio.Task | None = None
 
-    def start(self) -> None:
+    def start(self, on_state: Callable[[KernelState], None] | None = None) -> None:
+        """Start the kernel in the background; `on_state` hears its states (a TUI shows them)."""
         if self._starting is None:
-            self.session = Session(self.options)
+            self.session = Session(self.options, on_state=on_state)
             self._starting = asyncio.get_running_loop().create_task(self.session.start())
 
     async def __call__(self, question: Question, answer: Any) -> Grade:

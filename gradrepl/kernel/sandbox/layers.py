@@ -78,7 +78,7 @@ def apply(policy: Policy) -> dict[str, dict]:
             report[name] = {"active": False, "detail": _reason(exc)}
         return report[name]["active"]
 
-    threads = _thread_count()
+    threads = thread_count()
     layer("process_group", _new_session)
     layer("oom_score", _oom_first)
     if policy.allow_network:
@@ -175,7 +175,8 @@ def _check(rc: int, what: str) -> None:
         raise OSError(code, f"{what}: {os.strerror(code)}")
 
 
-def _thread_count() -> int:
+def thread_count() -> int:
+    """Threads of this process (the zygote must fork with one; layers report it)."""
     try:
         return len(os.listdir("/proc/self/task"))
     except OSError:

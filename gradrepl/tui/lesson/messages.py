@@ -1,4 +1,4 @@
-"""Messages of the lesson pane: its workers and kernel jobs post them, its handlers render them."""
+"""Messages of the lesson pane: its workers' disk reads, and the lesson run's events."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from gradrepl.tutor.grading import Grade, Key
 from gradrepl.tutor.lesson import Course
+from gradrepl.tutor.lesson_run import Event
 from gradrepl.tutor.progress import LessonProgress
 
 
@@ -21,52 +21,15 @@ class CourseLoaded(Message):
 
 
 @dataclass
-class LessonResumed(Message):
-    """The live kernel holds the lesson's namespace before the step the learner is on."""
-
-    lesson_id: str
-    replayed: int
-    problems: list[str] = field(default_factory=list)
-
-
-@dataclass
-class KeyComputed(Message):
-    """A question's answer key came back from the key kernel."""
-
-    uid: str
-    key: Key
-
-
-@dataclass
-class AnswerGraded(Message):
-    """The engine's verdict on one answer (or on a task's Check)."""
-
-    uid: str
-    grade: Grade
-    answer: str = ""    # what the learner gave, for the review log
-    counts: bool = True  # False when no verdict could be reached: not a review
-
-
-@dataclass
-class Revealed(Message):
-    """The question's own code (or a skipped task's solution) ran in the live kernel."""
-
-    uid: str
-    skipped: bool
-    problems: list[str] = field(default_factory=list)
-
-
-@dataclass
-class LessonNotice(Message):
-    """Words for the learner about the lesson itself (rebuilt namespace, a lesson bug)."""
-
-    text: str
-    style: str = "dim"
-
-
-@dataclass
 class LessonLoaded(Message):
     """The learner's stored progress in the lesson they opened."""
 
     lesson_id: str
     progress: LessonProgress
+
+
+@dataclass
+class LessonEvent(Message):
+    """An event of the lesson run (tutor/lesson_run.py), delivered to the pane's own message queue."""
+
+    event: Event

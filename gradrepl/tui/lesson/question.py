@@ -20,19 +20,19 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, Markdown, RadioButton, RadioSet, Static
 
 from gradrepl.tui.markdown_text import fenced
-from gradrepl.tutor.grading import STATE_LABELS, Grade
+from gradrepl.tutor.asking import (
+    FIELD_LABELS,
+    FIELD_PLACEHOLDERS,
+    PLACEHOLDERS,
+    TYPE_WORDS,
+    Typed,
+    command,
+    field_label,
+    read_fields,
+    read_typed,
+)
+from gradrepl.tutor.grading import Grade
 from gradrepl.tutor.lesson import Question
-
-PLACEHOLDERS = {
-    "predict": "a value: 7, tensor([1., 2.]), None, (2, 3), raises RuntimeError",
-    "numeric": "a number",
-    "derive": "a formula, e.g. 2*x + 3",
-}
-TYPE_WORDS = {
-    "choice": "choose one", "predict": "predict the value", "predict_state": "predict the state",
-    "task": "task", "derive": "derive", "numeric": "a number",
-}
-
 
 class QuestionCard(Vertical):
     """A question as the learner sees it; `order` is the shuffled option order."""
@@ -79,9 +79,8 @@ class QuestionCard(Vertical):
         elif question.type == "predict_state":
             for name in question.fields:
                 with Horizontal(classes="state-field"):
-                    yield Label(f"{question.ask}.{name}" if name != "grad" else f"{question.ask}.grad",
-                                classes="state-label")
-                    yield Input(placeholder=_field_placeholder(name), id=f"field-{name}", classes="answer-input",
+                    yield Label(field_label(question, name), classes="state-label")
+                    yield Input(placeholder=FIELD_PLACEHOLDERS[name], id=f"field-{name}", classes="answer-input",
                                 compact=True)
         elif question.type == "task":
             yield Static(Text("Type code in the console until the check holds, then press Check. "
@@ -118,6 +117,10 @@ class QuestionCard(Vertical):
     @on(Input.Submitted, ".answer-input")
     def _input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if command(event.value) == "hint":
+            event.input.clear()
+            self.post_message(self.Action(self, "hint"))
+            return
         inputs = list(self.query(".answer-input").results(Input))
         index = inputs.index(event.input)
         if index + 1 < len(inputs):
@@ -138,23 +141,26 @@ class QuestionCard(Vertical):
     def _send_answer(self) -> None:
         if self.done:
             return
-        answer = self.answer()
-        if answer is None:
-            self.show_feedback(Text("Pick an option first.", style="yellow"))
+        typed = self.answer()
+        if typed.kind != "answer":
+            self.show_feedback(Text(typed.words, style="yellow"))
             return
-        self.post_message(self.Action(self, "check" if self.question.type == "task" else "answer", answer))
+        self.post_message(self.Action(self, "check" if self.question.type == "task" else "answer", typed.value))
 
-    def answer(self) -> Any:
-        """What the learner gave, in the form grading.grade takes; None if nothing yet."""
+    def answer(self) -> Typed:
+        """What the learner gave, read by tutor/asking.py's rules (a blank is asked again)."""
         question = self.question
         if question.type == "choice":
             pressed = self.query_one(RadioSet).pressed_button
-            return int(pressed.id.removeprefix("option-")) if pressed is not None and pressed.id else None
+            if pressed is None or not pressed.id:
+                return Typed("again", words="Pick an option first.")
+            return Typed("answer", int(pressed.id.removeprefix("option-")))
         if question.type == "predict_state":
-            return {name: self.query_one(f"#field-{name}", Input).value for name in question.fields}
+            return read_fields(question, {name: self.query_one(f"#field-{name}", Input).value
+                                          for name in question.fields})
         if question.type == "task":
-            return ""
-        return self.query_one("#answer", Input).value
+            return Typed("answer", "")  # graded on the console's namespace, not on text
+        return read_typed(question, self.query_one("#answer", Input).value, self.order)
 
     def focus_answer(self) -> None:
         """Put the cursor where the answer goes."""
@@ -180,7 +186,7 @@ class QuestionCard(Vertical):
         self._verdict = f"{mark} {grade.feedback}"
         text = Text()
         if grade.fields:
-            text.append("  ".join(f"{'✓' if ok else '✗'} {STATE_LABELS[name]}" for name, ok in grade.fields.items()),
+            text.append("  ".join(f"{'✓' if ok else '✗'} {FIELD_LABELS[name]}" for name, ok in grade.fields.items()),
                         style="dim")
         self._set_feedback(text)
 
@@ -234,8 +240,3 @@ def answer_summary(question: Question, expected: str, skipped: bool) -> Text:
         text.append("answer: ", style="bold").append(expected, style="green")
     return text
 
-
-def _field_placeholder(name: str) -> str:
-    return {"requires_grad": "True / False", "is_leaf": "True / False", "retains_grad": "True / False",
-            "grad_fn": "None or e.g. MulBackward0", "grad": "None or a value",
-            "dtype": "e.g. torch.float32", "shape": "e.g. (2, 3)"}[name]

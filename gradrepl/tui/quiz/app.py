@@ -26,7 +26,6 @@ from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader,
 KERNEL_WORDS = {
     "starting": ("◌ kernel starting (importing torch)", "yellow"),
     "idle": ("● kernel ready", "green"),
-    "restarted": ("● kernel ready", "green"),
     "busy": ("◐ kernel busy", "yellow"),
     "dead": ("✕ kernel stopped", "bold red"),
 }
@@ -59,14 +58,13 @@ class QuizApp(App):
         Binding("ctrl+q", "quit", "Quit (answers are saved)", priority=True, id="quit"),
     ]
 
-    def __init__(self, quiz: QuizRun, *, grader: SessionGrader | None = None, seed: int | None = None,
+    def __init__(self, quiz: QuizRun, *, grader: SessionGrader | None = None,
                  lesson_titles: dict[str, str] | None = None) -> None:
         super().__init__()
         align_with_terminal()  # Devanagari vowel signs take the cell the terminal gives them
         self.quiz = quiz
         # Given a grader, the app starts its kernel on mount and stops it on unmount.
         self.grader = grader
-        self.seed = seed
         self.lesson_titles = lesson_titles or {}
         self.phase = "opening"  # opening | asking | grading | answered | done
         self.kernel_state = "starting" if grader is not None else ""
@@ -84,8 +82,7 @@ class QuizApp(App):
     async def on_mount(self) -> None:
         if self.grader is not None:
             # The learner reads the first question while torch imports.
-            self.grader.start()
-            self.grader.session.on_state = lambda state: self.post_message(KernelStateChanged(state))
+            self.grader.start(on_state=lambda state: self.post_message(KernelStateChanged(state)))
         await self.show_next()
 
     async def on_unmount(self) -> None:
@@ -106,7 +103,7 @@ class QuizApp(App):
             await self.show_summary()
             return
         title = self.lesson_titles.get(question.lesson_id, "")
-        view = QuestionView(question, question.option_order(self.seed), title)
+        view = QuestionView(question, self.quiz.order(question), title)
         await body.mount(view)
         body.scroll_home(animate=False)
         quiz = self.query_one("#quiz")

@@ -25,28 +25,18 @@ from gradrepl.history import History
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.markdown_text import code_span, escape_markdown, fenced
 from gradrepl.tui.messages import CompletionRequested, InputSubmitted
-from gradrepl.tutor.grading import STATE_LABELS
+from gradrepl.tutor.asking import (
+    BLANK_WORDS,
+    FIELD_LABELS,
+    FIELD_PLACEHOLDERS,
+    PLACEHOLDERS,
+    TYPE_WORDS,
+    command,
+    read_fields,
+    read_typed,
+)
 from gradrepl.tutor.lesson import Question
 from gradrepl.tutor.quiz import QuizResult, QuizSummary, due_in_words
-
-# Typed as a whole answer, these ask for a hint (as in the plain flow).
-HINT_WORDS = ("?", "hint")
-KIND_WORDS = {
-    "choice": "choose one", "predict": "predict the value", "predict_state": "predict the state",
-    "task": "write the code", "derive": "derive", "numeric": "a number",
-}
-PLACEHOLDERS = {
-    "predict": "7, tensor([1., 2.]), None, (2, 3), raises RuntimeError",
-    "numeric": "a number",
-    "derive": "a formula, e.g. 2*x + 3",
-    "task": "code · Enter answers when complete · Ctrl+J new line",
-}
-FIELD_PLACEHOLDERS = {
-    "requires_grad": "True / False", "is_leaf": "True / False", "retains_grad": "True / False",
-    "grad_fn": "None or e.g. MulBackward0", "grad": "None or a value",
-    "dtype": "e.g. torch.float32", "shape": "e.g. (2, 3)",
-}
-
 
 def key_markdown(result: QuizResult) -> str:
     """The right answer as Markdown: an option in bold words, a value or a solution as code."""
@@ -138,7 +128,7 @@ class QuestionView(Vertical):
 
     def compose(self) -> ComposeResult:
         question = self.question
-        kind = Text(f"? {KIND_WORDS[question.type]}", style="bold")
+        kind = Text(f"? {TYPE_WORDS[question.type]}", style="bold")
         if self.lesson_title:
             kind.append(f"  ·  {self.lesson_title}", style="dim")
         yield Static(kind, id="quiz-kind")
@@ -154,7 +144,7 @@ class QuestionView(Vertical):
             yield Static(Text(f"Each field of {question.ask}:", style="dim"))
             for name in question.fields:
                 with Horizontal(classes="quiz-field"):
-                    yield Label(STATE_LABELS[name], classes="quiz-field-label")
+                    yield Label(FIELD_LABELS[name], classes="quiz-field-label")
                     yield AnswerInput(placeholder=FIELD_PLACEHOLDERS[name], id=f"field-{name}", classes="quiz-answer")
         elif question.type == "task":
             code_input = CodeInput(History(None), id="quiz-task", classes="quiz-answer")
@@ -187,7 +177,7 @@ class QuestionView(Vertical):
         event.stop()
         if self.frozen:
             return
-        if event.value.strip().lower() in HINT_WORDS:
+        if command(event.value) == "hint":
             event.input.clear()
             self.post_message(self.HintAsked())
             return
@@ -203,7 +193,7 @@ class QuestionView(Vertical):
         event.stop()
         if self.frozen:
             return
-        if event.source.strip().lower() in HINT_WORDS:
+        if command(event.source) == "hint":
             self.post_message(self.HintAsked())
         elif event.source.strip():
             # CodeInput empties itself on Enter; the code stays on screen beside its verdict.
@@ -221,7 +211,8 @@ class QuestionView(Vertical):
             return
         answer = self.answer()
         if answer is None:
-            self.say(Text("Pick an option, or type an answer first (? asks for a hint).", style="yellow"))
+            self.say(Text(BLANK_WORDS if self.question.type != "choice" else "Pick an option first.",
+                          style="yellow"))
             empty = [field for field in self.query(".quiz-answer").results(Input) if not field.value.strip()]
             if empty:
                 empty[0].focus()
@@ -231,18 +222,20 @@ class QuestionView(Vertical):
         self.post_message(self.Submitted(answer))
 
     def answer(self) -> Any:
-        """What the learner gave, in the form QuizRun.answer takes; None if nothing yet."""
+        """What the learner gave, in the form QuizRun.answer takes (tutor/asking.py); None if nothing yet."""
         question = self.question
         if question.type == "choice":
             options = self.query_one(OptionList)
             highlighted = options.highlighted
             return None if highlighted is None else self.order[highlighted]
         if question.type == "predict_state":
-            fields = {name: self.query_one(f"#field-{name}", Input).value.strip() for name in question.fields}
-            return fields if all(fields.values()) else None
-        if question.type == "task":
-            return self.query_one(CodeInput).text.strip() or None
-        return self.query_one("#quiz-input", Input).value.strip() or None
+            typed = read_fields(question, {name: self.query_one(f"#field-{name}", Input).value
+                                           for name in question.fields})
+        elif question.type == "task":
+            typed = read_typed(question, self.query_one(CodeInput).text, self.order)
+        else:
+            typed = read_typed(question, self.query_one("#quiz-input", Input).value, self.order)
+        return typed.value if typed.kind == "answer" else None
 
     # -- what the app says -------------------------------------------------------
     def add_hint(self, hint: str | None) -> None:

@@ -1,7 +1,7 @@
-"""The progress store, used from the TUI without blocking it.
+"""The progress store, used from an event loop without blocking it (learn and play).
 
 SQLite objects must stay on the thread that made them, so the store lives on
-one worker thread of its own; the pane awaits its answers and never waits on disk.
+one worker thread of its own; callers await its answers and never wait on disk.
 """
 
 from __future__ import annotations

@@ -1,0 +1,35 @@
+"""What a Session's requests give back: one typed shape for every reply that can fail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """The kernel's answer (``data``), or why there is none, in words.
+
+    graph: data has "text" and "graph"; check / check_expr: the check's fields
+    ("text", "agree", leaves...); equivalent: data has "equivalent".
+    """
+
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    column: int | None = None  # where an expression could not be read (1-based)
+    lost: bool = False         # no kernel answered: it died, and a fresh one was started
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def reply_from(raw: dict[str, Any], inner: str | None = None) -> Reply:
+    """A raw reply as a Reply; ``inner`` names the field holding the payload (e.g. "check")."""
+    if "lost" in raw:
+        return Reply(error=str(raw["lost"]), lost=True)
+    data = raw.get(inner) or {} if inner else raw
+    error = data.get("error") or (raw.get("error") if inner else None)
+    if isinstance(error, dict):
+        return Reply(data, str(error.get("message", error)), error.get("column"))
+    return Reply(data, str(error) if error else None)

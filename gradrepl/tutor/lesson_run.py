@@ -1,0 +1,575 @@
+"""One lesson being taken, for every frontend: `play`, `play --auto`, `learn` and `lint`.
+
+A LessonRun owns the lesson's state machine: which step the learner is on,
+hints, skip, resume, answer keys (from a KeyKernel: a fresh rebuild, so nothing
+the learner tries changes a key), solve-and-verify, the first verdict of each
+question as a quiz review, and progress in the store. It says what happens as
+events (dataclasses below, one `play --json` line each); frontends render them.
+
+Two kernels may be involved. `live` is the learner's: lesson cells, a
+question's setup and code and a task's attempts run there, where the learner
+sees them. The key kernel may be the same session (headless playback) or one of
+its own (learn). Calls that touch the live kernel are marked "live"; a TUI runs
+them in its step queue so lesson code never overlaps typed code. Calls marked
+"keys" only use the key kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from gradrepl.kernel.protocol import StepResult
+from gradrepl.session import Session
+from gradrepl.tutor import grading
+from gradrepl.tutor.asking import answer_text
+from gradrepl.tutor.grading import Grade, Key
+from gradrepl.tutor.keys import KeyKernel, needs_kernel, rebuild
+from gradrepl.tutor.lesson import Lesson, Question, replay_sources
+from gradrepl.tutor.progress import LessonProgress
+
+
+class Recorder(Protocol):
+    """Where progress and reviews go (tutor.keeper.ProgressKeeper); None keeps nothing (--auto, lint)."""
+
+    def save(self, progress: LessonProgress) -> None: ...
+
+    def review(self, question_id: str, correct: bool, hinted: bool, answer: str) -> None: ...
+
+
+# -- events ---------------------------------------------------------------------
+
+@dataclass
+class Event:
+    type: ClassVar[str] = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type}
+
+
+@dataclass
+class Opened(Event):
+    type: ClassVar[str] = "lesson"
+    lesson: Lesson
+    start: int
+    replayed: int  # steps replayed into a fresh live kernel before `start`
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.lesson.id, "title": self.lesson.title, "path": self.lesson.path,
+                "steps": len(self.lesson.steps), "start": self.start}
+
+
+@dataclass
+class Prose(Event):
+    type: ClassVar[str] = "prose"
+    step: int
+    line: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "step": self.step, "line": self.line, "text": self.text}
+
+
+@dataclass
+class CellRan(Event):
+    type: ClassVar[str] = "cell"
+    step: int
+    line: int
+    source: str
+    result: StepResult
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "step": self.step, "line": self.line, "source": self.source,
+                "result": self.result.to_json()}
+
+
+@dataclass
+class LiveStep(Event):
+    """Lesson code ran in the live kernel: `shown` like a typed step, or only its rows for the panel."""
+
+    type: ClassVar[str] = "live_step"
+    result: StepResult
+    shown: bool
+
+
+@dataclass
+class Asked(Event):
+    """A question is put to the learner; ``order`` is the order its options are shown in."""
+
+    type: ClassVar[str] = "question"
+    step: int
+    question: Question
+    order: list[int]
+
+    def to_json(self) -> dict[str, Any]:
+        question = self.question
+        event: dict[str, Any] = {"type": self.type, "step": self.step, "id": question.uid,
+                                 "question_type": question.type, "prompt": question.prompt, "line": question.line,
+                                 "hints": len(question.hints)}
+        if question.code:
+            event["code"] = question.code
+        if question.ask:
+            event["ask"] = question.ask
+        if question.options:
+            event["options"] = [{"index": i, "text": question.options[i].text} for i in self.order]
+        if question.type == "predict_state":
+            event["fields"] = list(question.fields)
+        if question.tolerance is not None:
+            event["tolerance"] = question.tolerance
+        if question.type == "derive":
+            event["function"], event["variable"] = question.function, question.variable
+        return event
+
+
+@dataclass
+class KeyReady(Event):
+    type: ClassVar[str] = "key"
+    uid: str
+    key: Key
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.uid, "text": self.key.text}
+
+
+@dataclass
+class Hinted(Event):
+    type: ClassVar[str] = "hint"
+    uid: str
+    n: int           # how many hints are shown now
+    text: str | None  # None: there are no more
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.uid, "n": self.n,
+                "text": self.text or "No more hints: type 'skip' to see the solution."}
+
+
+@dataclass
+class Notice(Event):
+    type: ClassVar[str] = "notice"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass
+class Refused(Notice):
+    """What the learner asked for is not allowed here (skipping a lesson that forbids it)."""
+
+
+@dataclass
+class Graded(Event):
+    """The verdict on one answer; ``counts`` is False when no verdict could be reached."""
+
+    type: ClassVar[str] = "grade"
+    uid: str
+    attempt: int
+    answer: Any
+    hinted: bool
+    grade: Grade
+    counts: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.uid, "attempt": self.attempt, "answer": self.answer,
+                "hinted": self.hinted, **self.grade.to_json(), "steps": [s.to_json() for s in self.grade.steps]}
+
+
+@dataclass
+class Revealed(Event):
+    """The question is closed: answered, or skipped (a skipped task's solution ran)."""
+
+    type: ClassVar[str] = "reveal"
+    uid: str
+    skipped: bool
+    expected: str
+    steps: list[StepResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.uid, "skipped": self.skipped, "expected": self.expected,
+                "steps": [s.to_json() for s in self.steps]}
+
+
+@dataclass
+class LessonProblem(Event):
+    type: ClassVar[str] = "problem"
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "message": self.message}
+
+
+@dataclass
+class Summary(Event):
+    """How a run went: right at the first try, right after hints or wrong tries, skipped."""
+
+    type: ClassVar[str] = "summary"
+    lesson_id: str
+    questions: int = 0
+    first_try: int = 0
+    after_help: int = 0
+    skipped: int = 0
+    failed: dict[str, str] = field(default_factory=dict)  # uid -> feedback, when its own key was graded wrong
+    problems: list[str] = field(default_factory=list)   # lesson bugs: file:line: message
+    finished: bool = False
+    slowest_ms: float = 0.0
+    slowest_line: int = 0                                # where the slowest step starts in the file
+
+    @property
+    def correct(self) -> int:
+        return self.first_try + self.after_help
+
+    @property
+    def ok(self) -> bool:
+        return self.finished and not self.failed and not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "lesson": self.lesson_id, "questions": self.questions, "correct": self.correct,
+                "first_try": self.first_try, "after_help": self.after_help, "skipped": self.skipped,
+                "failed": list(self.failed), "problems": self.problems, "finished": self.finished, "ok": self.ok,
+                "slowest_ms": self.slowest_ms}
+
+
+Emit = Callable[[Event], None]
+
+
+# -- the run ----------------------------------------------------------------------
+
+class LessonRun:
+    """One lesson, from where the learner is to its end."""
+
+    def __init__(self, lesson: Lesson, live: Session, keys: KeyKernel, emit: Emit, *,
+                 progress: LessonProgress | None = None, recorder: Recorder | None = None,
+                 shuffle_seed: str = "", auto: bool = False, verify: bool = False) -> None:
+        self.lesson = lesson
+        self.live = live
+        self.keys = keys
+        self.emit = emit
+        self.progress = progress or LessonProgress(lesson.id, lesson.version)
+        self.recorder = recorder
+        self.shuffle_seed = shuffle_seed
+        self.auto = auto      # the key answers: a wrong grade is the lesson's bug, noted, and the lesson goes on
+        self.verify = verify  # lint: a task's check must fail before its solution runs
+        self.summary = Summary(lesson.id)
+        self.index = max(0, min(self.progress.current_step, len(lesson.steps) - 1))
+        self.progress.current_step = self.index
+        self._attempts = 0
+        self._wrong = False       # a wrong verdict on the current question
+        self._reviewed: set[str] = set()  # first verdicts already rated in this visit
+        self._code_ran = False    # the current question's code ran in the live kernel (a shared key kernel)
+
+    # -- where the learner is --------------------------------------------------
+    @property
+    def shares_kernel(self) -> bool:
+        return self.keys.session is self.live
+
+    @property
+    def step(self):
+        return self.lesson.steps[self.index]
+
+    @property
+    def question(self) -> Question | None:
+        return self.step.question
+
+    def done(self, index: int | None = None) -> bool:
+        return (self.index if index is None else index) in self.progress.finished
+
+    def order(self, question: Question) -> list[int]:
+        return question.option_order(self.shuffle_seed)
+
+    def hints_shown(self, index: int | None = None) -> int:
+        return self.progress.hints.get(self.index if index is None else index, 0)
+
+    # -- live: opening and stepping --------------------------------------------
+    async def resume(self, start: int | None = None) -> None:
+        """Live: a fresh kernel holding the lesson before the step to play (``start``, else the stored one)."""
+        if start is not None:
+            self.index = self.progress.current_step = start
+        upto = self.index + 1 if self.done() else self.index
+        self.emit(Opened(self.lesson, self.index, upto))
+        await self._rebuild(upto)
+
+    def mark_read(self) -> None:
+        """Prose counts as done once shown, a cell once it is queued to run (learn lets the learner go on)."""
+        if self.step.kind != "question":
+            self._finish(self.index)
+
+    async def enter(self, index: int | None = None) -> None:
+        """Live: make step ``index`` (the current one) happen: prose is read, a cell runs, a question's
+        setup runs. A TUI queues this behind typed steps, so it names the step it was queued for."""
+        index = self.index if index is None else index
+        step = self.lesson.steps[index]
+        if step.kind == "prose":
+            self.emit(Prose(index, step.line, step.text))
+        elif step.kind == "code":
+            result = await self._run_lesson_code(step.text, step.line, index, shown=True)
+            self.emit(CellRan(index, step.line, step.text, result))
+            if result.error:
+                self._problem(f"{self.lesson.path}:{step.line + 1}: the cell raised {result.error.type}: "
+                              f"{result.error.message}")
+        else:
+            await self._enter_question(index, step.question)
+            return
+        self._finish(index)
+
+    async def _enter_question(self, index: int, question: Question) -> None:
+        self.summary.questions += 1
+        if self.shares_kernel and needs_kernel(question):
+            await self.key(question)  # the key's rebuild runs the setup and the code in this same kernel
+            self._code_ran = True
+        elif question.setup:
+            await self._run_lesson_code(question.setup, question.line, index, shown=False)
+        if self.verify and question.type == "task":
+            holds, _ = await grading.check_holds(question, self.live)
+            if holds:
+                self._problem(f"{question.path}:{question.line}: task {question.id!r}: the check already holds "
+                              "before the solution runs, so any answer passes")
+        self.emit(Asked(index, question, self.order(question)))
+
+    def advance(self) -> bool:
+        """Go on to the next step once this one is finished; False at the end (or when it is not)."""
+        if not self.done() or self.index + 1 >= len(self.lesson.steps):
+            return False
+        self.index += 1
+        self.progress.current_step = self.index
+        self._attempts, self._wrong, self._code_ran = 0, False, False
+        self._save()
+        return True
+
+    # -- keys --------------------------------------------------------------------
+    async def key(self, question: Question | None = None) -> Key:
+        """Keys: a question's key, the current one's by default (computed once; lesson problems met on
+        the way are emitted)."""
+        question = question or self.question
+        known = question.uid in self.keys.keys
+        key = await self.keys.key(question, self._quiet_step if self.shares_kernel else None)
+        if not known:
+            for result in key.steps:
+                self._timed(result, question.line)
+            for problem in key.problems:
+                self._problem(problem)
+            self.emit(KeyReady(question.uid, key))
+        return key
+
+    def hint(self) -> str | None:
+        """The next hint of the current question (None when out); the count is kept in progress."""
+        question = self.question
+        text = question.hint(self.hints_shown())
+        if text is not None:
+            self.progress.hints[self.index] = self.hints_shown() + 1
+            self._save()
+        self.emit(Hinted(question.uid, self.hints_shown(), text))
+        return text
+
+    def may_skip(self) -> bool:
+        """Skipping is allowed unless the lesson forbids it (then the learner is told)."""
+        if not self.lesson.skippable:
+            self.emit(Refused("This lesson cannot be skipped: try, or ask for a hint."))
+        return self.lesson.skippable
+
+    async def grade(self, answer: Any) -> Grade:
+        """Keys: grade a non-task answer (as asking.read_answer gives it) and rate the first verdict."""
+        question = self.question
+        try:
+            grade = await self.keys.grade(question, answer)
+        except Exception as exc:  # no verdict is not a wrong answer: say why and let the learner retry
+            grade = Grade(False, f"This answer could not be graded ({type(exc).__name__}: {exc}); try again.")
+            self.emit(Graded(question.uid, self._attempts, answer, self.hints_shown() > 0, grade, counts=False))
+            return grade
+        return self._graded(answer, grade)
+
+    # -- live: tasks, reveal -------------------------------------------------------
+    async def attempt(self, code: str) -> Grade:
+        """Live: run one attempt at the current task and grade the namespace; a wrong one is undone."""
+        question = self.question
+        grade = await grading.grade_task(question, code, self.live, in_place=True)
+        for result in grade.steps:
+            self._timed(result, question.line)
+        return self._graded(code, grade)
+
+    async def check(self) -> Grade:
+        """Live: grade the current task on the namespace as the learner left it (typed at a console)."""
+        grade = await grading.grade_task_state(self.question, self.live, on_step=self._quiet_step)
+        return self._graded("(task check)", grade)
+
+    async def reveal(self, skipped: bool) -> None:
+        """Live: close the question. Its code runs where the learner sees it; a skipped task's solution runs."""
+        question = self.question
+        steps: list[StepResult] = []
+        if question.type == "task":
+            expected = question.solution.strip()
+            if skipped:
+                steps = await self._solve(question)
+        else:
+            key = await self.key()
+            expected = key.text
+            if self._code_ran:
+                steps = list(key.steps)
+            elif question.code:
+                steps = [await self._run_lesson_code(question.code, question.line, self.index, shown=True,
+                                                     may_fail=True)]
+        if skipped:
+            self.summary.skipped += 1
+        self.emit(Revealed(question.uid, skipped, expected, steps))
+        self._finish(self.index)
+
+    async def _solve(self, question: Question) -> list[StepResult]:
+        """The solution runs in the live kernel; if the learner's attempts left it where the solution
+        cannot work, the task's start is rebuilt and it runs once more."""
+        steps = []
+        for _attempt in range(2):
+            result = await self.live.execute(question.solution)
+            self._live_step(result, shown=True)
+            steps.append(result)
+            if (await grading.check_holds(question, self.live))[0]:
+                return steps
+            await grading.prepare(question, self.live, self._quiet_step)
+        self._problem(f"{question.path}:{question.line}: task {question.id!r}: the solution does not pass "
+                      "its own check")
+        return steps
+
+    # -- the headless loop -----------------------------------------------------------
+    async def play(self, answerer: Answerer, start: int | None = None) -> Summary:
+        """Play from ``start`` (or the stored step) to the end, asking `answerer`; the summary is emitted."""
+        await self.resume(start)
+        while True:
+            if not self.done():
+                await self.enter()
+                if self.question is not None and not await self._ask(answerer):
+                    break
+            if not self.advance():
+                self.summary.finished = self.done() and self.index + 1 >= len(self.lesson.steps)
+                break
+        self.emit(self.summary)
+        return self.summary
+
+    async def _ask(self, answerer: Answerer) -> bool:
+        """Ask the current question until it is closed; False when the learner stops."""
+        question = self.question
+        key = await self.key()
+        while True:
+            reply = await answerer.reply(Turn(question, self.order(question), key, self._attempts + 1,
+                                              self.hints_shown()))
+            if reply.kind == "quit":
+                return False
+            if reply.kind == "hint":
+                self.hint()
+            elif reply.kind == "skip":
+                if self.may_skip():
+                    await self.reveal(skipped=True)
+                    return True
+            else:
+                grade = await (self.attempt(str(reply.value)) if question.type == "task" else self.grade(reply.value))
+                if grade.correct:
+                    await self.reveal(skipped=False)
+                    return True
+                if grade.retry and not self.auto:
+                    continue
+                if self.auto:  # the key failed its own question: note it and go on
+                    self.summary.failed[question.uid] = grade.feedback
+                    self._finish(self.index)
+                    return True
+
+    # -- inner workings --------------------------------------------------------------
+    def _graded(self, answer: Any, grade: Grade) -> Grade:
+        question = self.question
+        if grade.retry:  # an answer in the wrong form is not an attempt: it is asked again, not rated
+            self.emit(Graded(question.uid, self._attempts, answer, self.hints_shown() > 0, grade, counts=False))
+            return grade
+        self._attempts += 1
+        hinted = self.hints_shown() > 0
+        if grade.correct and not self.done():
+            if self._wrong or hinted:
+                self.summary.after_help += 1
+            else:
+                self.summary.first_try += 1
+        self._wrong = self._wrong or not grade.correct
+        if self.recorder is not None and question.uid not in self._reviewed:
+            self._reviewed.add(question.uid)
+            self.recorder.review(question.uid, grade.correct, hinted, answer_text(question, answer))
+        self.emit(Graded(question.uid, self._attempts, answer, hinted, grade))
+        return grade
+
+    async def _run_lesson_code(self, code: str, line: int, index: int, *, shown: bool,
+                               may_fail: bool = False) -> StepResult:
+        """Lesson code in the live kernel. It never fails in the lesson's own namespace, so a failure other
+        than an interrupt or a lost kernel means the learner changed it: rebuild and run it again."""
+        result = await self.live.execute(code)
+        self._live_step(result, shown)
+        self._timed(result, line)
+        if result.error is None or may_fail or result.kernel_event or result.error.type == "KeyboardInterrupt":
+            return result
+        self.emit(Notice("This step needs the lesson's own variables: rebuilding them and running it again."))
+        await self._rebuild(index)
+        result = await self.live.execute(code)
+        self._live_step(result, shown)
+        self._timed(result, line)
+        return result
+
+    async def _rebuild(self, upto: int) -> None:
+        problems = await rebuild(self.live, replay_sources(self.lesson, upto), self.lesson.path,
+                                 self.keys.prelude, self._quiet_step)
+        for problem in problems:
+            self._problem(problem)
+
+    def _quiet_step(self, result: StepResult) -> None:
+        self._live_step(result, shown=False)
+        self._timed(result, 0)
+
+    def _live_step(self, result: StepResult, shown: bool) -> None:
+        self.emit(LiveStep(result, shown))
+
+    def _timed(self, result: StepResult, line: int) -> None:
+        if result.duration_ms > self.summary.slowest_ms and line:
+            self.summary.slowest_ms, self.summary.slowest_line = result.duration_ms, line
+        if result.kernel_event:
+            self._problem(f"{self.lesson.path}: the kernel was replaced: {result.kernel_event}")
+
+    def _problem(self, message: str) -> None:
+        if message not in self.summary.problems:
+            self.summary.problems.append(message)
+            self.emit(LessonProblem(message))
+
+    def _finish(self, index: int) -> None:
+        if index not in self.progress.finished:
+            self.progress.finished.append(index)
+        self._save()
+
+    def _save(self) -> None:
+        if self.recorder is not None:
+            self.recorder.save(LessonProgress(self.progress.lesson_id, self.progress.version,
+                                              self.progress.current_step, list(self.progress.finished),
+                                              dict(self.progress.hints)))
+
+
+# -- answerers (headless) -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reply:
+    """What an answerer says: an answer, or a request for a hint, the solution, or to stop."""
+
+    kind: str  # "answer" | "hint" | "skip" | "quit"
+    value: Any = None
+
+
+@dataclass
+class Turn:
+    """A question as put to an answerer; ``key`` is for automatic answerers only."""
+
+    question: Question
+    order: list[int]
+    key: Key
+    attempt: int
+    hints_shown: int
+
+
+class Answerer(Protocol):
+    async def reply(self, turn: Turn) -> Reply: ...
+
+
+class KeyAnswerer:
+    """Answers every question with its computed key: `play --auto` and lint."""
+
+    async def reply(self, turn: Turn) -> Reply:
+        return Reply("answer", grading.key_answer(turn.question, turn.key))
+
