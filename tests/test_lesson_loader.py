@@ -270,7 +270,9 @@ def test_a_task_with_named_checks_a_starter_and_given_code():
                                                           ("w is _w_given", "w is a new tensor.")]
     assert fix.check == "(w.requires_grad) and (w is _w_given)"
     assert fix.starter == "w = torch.ones(3, requires_grad=True)\n"
-    assert fix.quiz_code == "w = torch.ones(3)"  # the hidden helper in setup is not shown
+    # The hidden helper in setup is not shown; the code to fix is.
+    assert fix.quiz_code == ("w = torch.ones(3)\n# This code has a bug; enter it fixed:\n"
+                             "w = torch.ones(3, requires_grad=True)")
 
 
 def test_malformed_checks_and_a_starter_with_a_syntax_error_are_reported():

@@ -305,6 +305,10 @@ class GradReplApp(App):
 
     @on(FocusConsole)
     def _focus_console(self, message: FocusConsole) -> None:
+        code_input = self.query_one(CodeInput)
+        if message.text and not code_input.text.strip():  # never over what the learner typed
+            code_input.load_text(message.text.rstrip("\n"))
+            code_input.move_cursor(code_input.document.end)
         self.focus_input()
 
     @on(LessonJob)

@@ -154,7 +154,9 @@ class Question:
         ``given`` is the author's account of the context and replaces the setup (which may hold hidden
         helpers such as ``_w_given``); without it the setup is shown.
         """
-        return "\n".join(part for part in (self.given.strip() or self.setup.strip(), self.code.strip()) if part)
+        starter = f"# This code has a bug; enter it fixed:\n{self.starter.strip()}" if self.starter.strip() else ""
+        return "\n".join(part for part in (self.given.strip() or self.setup.strip(), self.code.strip(), starter)
+                         if part)
 
     @property
     def computed(self) -> bool:
