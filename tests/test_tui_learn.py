@@ -451,3 +451,17 @@ async def test_enter_on_an_option_answers_and_long_options_wrap_then_an_exercise
         await until(pilot, lambda: code_input.has_focus and "grad_h = h.grad" in code_input.text,
                     "the starter code in the console's input")
         assert code_input.text == "h = x * 3\n(h ** 2).backward()\ngrad_h = h.grad"
+
+
+async def test_text_typed_on_the_tensor_panel_goes_into_the_console(course):
+    app = learn_app(course, "alpha", start_kernel=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot, app, "alpha")
+        await pilot.pause(0.5)  # the pane puts the keyboard on its Continue button once the step is shown
+        table = app.query_one(TensorTable)
+        app.query_one(CodeInput).focus()
+        await pilot.press("f2")  # the learner moves to the panel
+        assert app.focused is table
+        await pilot.press(*"x.grad")
+        code_input = app.query_one(CodeInput)
+        assert code_input.has_focus and code_input.text == "x.grad"
