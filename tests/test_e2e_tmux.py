@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -28,14 +29,32 @@ class Tmux:
         self.name = f"gradrepl-e2e-{uuid.uuid4().hex[:8]}"
         self.tmux = ["tmux", "-L", self.name]
         exports = " ".join(f"{key}={value}" for key, value in env.items())
+        # COLUMNS/LINES inherited from the test process would override the pane's real size.
         subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
-                        f"env {exports} {command}"], check=True)
+                        f"env -u COLUMNS -u LINES {exports} {command}"], check=True)
 
     def send(self, *keys: str) -> None:
         subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
 
     def type(self, text: str) -> None:
         self.send("-l", text)
+
+    def type_then_pause(self, text: str) -> None:
+        """Type `text` and wait, so the next key reads as a keypress: keys sent together look like a paste."""
+        self.type(text)
+        time.sleep(0.3)
+
+    def paste(self, text: str) -> None:
+        """Paste as a terminal without bracketed paste does (no -p): the text arrives as keys, Enter for newline."""
+        subprocess.run([*self.tmux, "load-buffer", "-b", "pasted", "-"], input=text, text=True, check=True)
+        subprocess.run([*self.tmux, "paste-buffer", "-b", "pasted", "-t", self.name], check=True)
+
+    def pane_pid(self) -> int:
+        return int(subprocess.run([*self.tmux, "display-message", "-p", "-t", self.name, "#{pane_pid}"],
+                                  check=True, capture_output=True, text=True).stdout)
+
+    def kill_session(self) -> None:
+        subprocess.run([*self.tmux, "kill-session", "-t", self.name], check=True)
 
     def screen(self) -> str:
         return subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name],
@@ -84,5 +103,136 @@ def test_first_gradient_on_a_real_screen(tmp_path):
         assert x_row[x_row.index("x") + 1:x_row.index("x") + 6] == ["yes", "yes", "—", "7", "2"]
         assert "AddBackward0" in y_row
         assert "idle" in screen
+    finally:
+        term.close()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (children first found through /proc)."""
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = [int(child) for child in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            queue.extend(children)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def lines_with(screen: str, *words: str) -> list[str]:
+    return [line for line in screen.splitlines() if any(word in line for word in words)]
+
+
+PLACEHOLDER = "type torch code"
+PASTED = """def g(x):
+    return x.sum().backward()
+
+def f(x):
+    return g(x) + 1
+
+f(torch.ones(2))
+"""
+
+
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)])
+def test_tab_a_pasted_block_and_a_nested_error_on_a_real_screen(tmp_path, size):
+    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, *size)
+    try:
+        term.wait_for(lambda s: "idle" in s, "the kernel", timeout=60)
+        term.type_then_pause("weights = torch.ones(2, requires_grad=True)")
+        term.send("Enter")
+        term.wait_for(lambda s: panel_row(s, "weights") is not None, "weights in the panel")
+        term.type_then_pause("weights.requires_gr")
+        term.send("Tab")
+        screen = term.wait_for(lambda s: "requires_grad_" in s, "the completion menu")
+        print(f"\n--- {size} Tab on weights.requires_gr:\n" + screen)
+        assert lines_with(screen, "weights.requires_grad ")  # the shared part went in at once
+        assert lines_with(screen, "ƒ requires_grad_") and lines_with(screen, "· requires_grad ")
+        term.send("Escape")
+        term.wait_for(lambda s: "requires_grad_" not in s, "the menu to close")
+        term.send("C-c")
+        term.wait_for(lambda s: PLACEHOLDER in s, "Ctrl-C to clear the input")
+        term.type_then_pause("torch.zeros_l")
+        term.wait_for(lambda s: "torch.zeros_l" in s, "the typing")
+        term.send("Tab")
+        screen = term.wait_for(lambda s: "torch.zeros_like" in s, "the single match inline")
+        assert not lines_with(screen, "ƒ zeros_like")  # one match: no menu
+        term.send("C-c")
+        term.wait_for(lambda s: PLACEHOLDER in s, "Ctrl-C to clear the input")
+        term.paste(PASTED)
+        screen = term.wait_for(lambda s: "RuntimeError" in s, "the error of the pasted call")
+        print(f"--- {size} pasted block, nested error:\n" + screen)
+        assert "IndentationError" not in screen
+        both = screen
+        for _ in range(2):  # the console scrolls from the keyboard; 80x24 shows a few lines a page
+            term.send("PageUp")
+            time.sleep(0.5)
+            scrolled = term.screen()
+            print(f"--- {size} after PageUp:\n" + scrolled)
+            both += scrolled
+        assert lines_with(both, "Cell In[3], line 2, in f") and lines_with(both, "Cell In[2], line 2, in g")
+        assert lines_with(both, "----> 2 return x.sum().backward()")
+        assert lines_with(both, "torch frames folded")
+        assert ">>> def g(x):" in both and "...     return g(x) + 1" in both
+        assert "gradrepl/" not in both
+    finally:
+        term.close()
+
+
+def test_the_first_frame_at_80x24_is_already_stacked(tmp_path):
+    """Every frame from launch on has the panel under the console: the layout never flips."""
+    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, 80, 24)
+    try:
+        frames: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (frames and "idle" in frames[-1]):
+            screen = term.screen()
+            if "console" in screen and (not frames or frames[-1] != screen):
+                frames.append(screen)
+        assert frames and "idle" in frames[-1]
+        side_by_side = [frame for frame in frames if lines_with(frame, "console") == lines_with(frame, "tensors")]
+        assert not side_by_side, side_by_side[0]
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize("sighup", [True, False], ids=["sighup", "no-sighup"])
+def test_a_killed_tmux_session_takes_tui_zygote_kernel_and_scratch_along(tmp_path, sighup):
+    """`make run` in tmux, then kill-session: nothing of gradrepl may stay behind.
+
+    Without SIGHUP (setsid: no controlling terminal to hang up) only the lost terminal tells.
+    """
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    command = f"make -C {ROOT} run" if sighup else f"setsid -w make -C {ROOT} run"
+    term = Tmux(command, {"GRADREPL_HOME": str(tmp_path / "home"), "TMPDIR": str(scratch),
+                          "TERM": "xterm-256color"}, 80, 24)
+    try:
+        term.wait_for(lambda s: "idle" in s, "the kernel", timeout=90)
+        processes = descendants(term.pane_pid())
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in processes]
+        assert any("gradrepl.kernel.zygote" in command for command in commands), commands
+        assert sum("gradrepl.kernel.zygote" in command for command in commands) >= 2  # zygote and its kernel
+        assert any(path.name.startswith("gradrepl-scratch-") for path in scratch.iterdir())
+        term.kill_session()
+        deadline = time.monotonic() + 15
+        while any(alive(pid) for pid in processes) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = [pid for pid in processes if alive(pid)]
+        for pid in left:
+            os.kill(pid, 9)  # never leave them to the next test
+        assert not left, f"still running after the terminal went: {left}"
+        assert not [path for path in scratch.iterdir() if path.name.startswith("gradrepl-scratch-")]
     finally:
         term.close()

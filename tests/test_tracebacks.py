@@ -73,7 +73,7 @@ async def test_syntax_error_carries_its_caret(session):
     assert (error.offset, error.text.rstrip("\n")) == (8, "y = 1 +* 2")
     assert error.end_offset >= error.offset
     assert error.frames == [{"filename": cell, "lineno": 2, "name": "<module>", "line": "y = 1 +* 2",
-                             "origin": "learner"}]
+                             "origin": "learner", "col": None, "end_col": None}]
     assert error.traceback.splitlines() == [f"  {cell}, line 2", "    y = 1 +* 2", "           ^",
                                             "SyntaxError: invalid syntax"]
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
 from gradrepl.completeness import is_complete
 from gradrepl.kernel.protocol import StepResult
+from gradrepl.terminal_text import visible
 from gradrepl.tutor.asking import (
     BLANK_WORDS,
     Typed,
@@ -218,7 +219,7 @@ class TextView:
             self.out.flush()
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.out)
+        print(visible(text), file=self.out)
         self.out.flush()
 
     def _lesson(self, event: Opened) -> None:

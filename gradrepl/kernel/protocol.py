@@ -18,6 +18,8 @@ from typing import Any
 PROTOCOL_VERSION = 1
 # Bytes of learner output kept per step and stream: the kernel stops writing there, the client stops reading.
 OUTPUT_CAP = 1 << 20
+REPLY_CAP = 16 << 20   # bytes of one reply line; anything longer means the kernel is broken
+TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the kernel sends
 
 # Requests a kernel understands.
 OPS = (
@@ -76,6 +78,10 @@ class Frame:
     name: str
     line: str
     origin: str
+    # Where on `line` (0-based, as stripped) the failing expression is, when Python knows and
+    # it is on this one line: what a caret goes under.
+    col: int | None = None
+    end_col: int | None = None
 
 
 @dataclass

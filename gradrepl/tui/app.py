@@ -27,6 +27,7 @@ from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.confirm import Confirm
 from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.console.help_view import HelpView, is_help
 from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.messages import (
@@ -71,6 +72,7 @@ class GradReplApp(App):
         Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="interrupt"),
         Binding("f8", "kill", "Kill kernel", id="kill"),
         Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
+        Binding("f4", "toggle_library_frames", "Torch frames", id="toggle_library_frames"),
         Binding("escape", "close_details", "Close details", id="close_details"),
         Binding("escape", "focus_input", "Back to the input", show=False),
         Binding("ctrl+n", "lesson_next", "Next step", id="lesson_next"),
@@ -305,8 +307,13 @@ class GradReplApp(App):
     @on(StepFinished)
     def _step_finished(self, message: StepFinished) -> None:
         self.steps_in_kernel += 1
-        self.query_one(ConsoleLog).write_result(message.result)
-        self._show_rows(message.result)
+        result = message.result
+        self.query_one(ConsoleLog).write_result(result)
+        self.refresh_bindings()  # F4 shows once a traceback has torch frames to open
+        if is_help(result.display):
+            self.push_screen(HelpView(result.display.get("title", "help"), result.display.get("text", "")),
+                             lambda _: self.focus_input())
+        self._show_rows(result)
 
     @on(ConsoleNotice)
     def _console_notice(self, message: ConsoleNotice) -> None:
@@ -422,6 +429,9 @@ class GradReplApp(App):
     def focus_input(self) -> None:
         self.query_one(CodeInput).focus()
 
+    def action_toggle_library_frames(self) -> None:
+        self.query_one(ConsoleLog).toggle_library_frames()
+
     def action_toggle_focus(self) -> None:
         table = self.query_one(TensorTable)
         target = self.query_one(CodeInput) if table.has_focus else table
@@ -435,6 +445,8 @@ class GradReplApp(App):
             return self.session is not None and self.kernel_state in ("busy", "idle")
         if action == "close_details":
             return self.details_name is not None
+        if action == "toggle_library_frames":  # only once a traceback has library frames to show
+            return any(log.has_library_frames for log in self.query(ConsoleLog))
         if action == "focus_input":  # Escape brings typing back to where it shows
             return not isinstance(self.focused, CodeInput)
         if action == "lesson_next":

@@ -3,7 +3,8 @@
 - lesson.py   the lesson format's model and loader (lessons/*.md)
 - answers.py  reading answers and kernel descriptions as comparable values
 - grading.py  keys computed in the kernel, grades for answers
-- player.py   scripted playback, step by step
+- lesson_run.py  one lesson for play, learn and lint (LessonRun); keys.py its keys
+- asking.py   the question types' words and how typed answers are read
 - lint.py     a lesson must pass its own test
 - quiz.py, progress.py  review scheduling and the learner's store
 """

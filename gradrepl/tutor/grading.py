@@ -107,7 +107,7 @@ async def compute_key(question: Question, session, fresh: bool = True) -> Key:
     """Run the question's code and describe what it asks about.
 
     ``fresh`` restarts the kernel and replays the lesson first; a caller that
-    knows the namespace is already the lesson's (the player) passes False, and
+    knows the namespace is already the lesson's (tutor/keys.py) passes False, and
     then the question's setup is its own job.
     """
     # Keys the author wrote or the kernel checks on demand need no namespace.
@@ -219,7 +219,7 @@ async def grade(question: Question, answer: Any, session, key: Key | None = None
     choice: the option's index (as listed in the lesson) or its text.
     predict / numeric: what the learner typed. predict_state: {field: text}.
     derive: an expression. task: code to run; with ``in_place`` the session is
-    already in the task's starting namespace (the player), else it is rebuilt.
+    already in the task's starting namespace (LessonRun.attempt), else it is rebuilt.
     Keys not given are computed in a fresh kernel.
     """
     if question.type == "task":

@@ -1,4 +1,8 @@
-"""The multi-line Python input: Enter runs a complete statement, Up/Down walk history, Tab asks the kernel."""
+"""The multi-line Python input: Enter runs a complete statement, Up/Down walk history, Tab opens the menu.
+
+Keys follow IPython where TextArea differs; a paste that arrives as keys (no bracketed
+paste) is recognised by its timing and runs as its top-level blocks.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from gradrepl.tui.messages import CompletionRequested, ConsolePageRequested, Inp
 
 _IDENTIFIER = re.compile(r"[A-Za-z_0-9]*")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
+NEWLINE_KEYS = ("enter", "ctrl+j")  # a pasted newline arrives as \r (enter) or \n (ctrl+j)
 
 
 class CodeInput(TextArea):
@@ -78,7 +83,7 @@ class CodeInput(TextArea):
     def _paste_key(self, event: events.Key) -> None:
         """A key of a paste: its newlines go in as typed, with no auto-indent and no running yet."""
         self._close_menu()
-        if event.key in ("enter", "ctrl+j", "ctrl+m"):
+        if event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
             self.replace("\n", *self.selection)
@@ -86,7 +91,7 @@ class CodeInput(TextArea):
             event.stop()
             event.prevent_default()
             self.replace("\t", *self.selection)
-        self._paste_ends_with_enter = event.key in ("enter", "ctrl+j", "ctrl+m")
+        self._paste_ends_with_enter = event.key in NEWLINE_KEYS
         if self._paste_timer is not None:
             self._paste_timer.stop()
         self._paste_timer = self.set_timer(PASTE_SETTLE, self._paste_settled)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from rich.console import Group
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import RichLog
 
-from gradrepl.kernel.protocol import StepResult
+from gradrepl.kernel.protocol import ErrorInfo, StepResult
+from gradrepl.terminal_text import visible, visible_step
 from gradrepl.textviews import display_text
+from gradrepl.tui.console.help_view import is_help
+from gradrepl.tui.console.traceback_view import error_view
 
 PROMPT = ">>> "
 CONTINUATION = "... "
@@ -24,24 +26,39 @@ class ConsoleLog(RichLog):
         super().__init__(wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20, **kwargs)
         self._written: list = []
         self._wrapped_at = 0
+        self.show_library_frames = False  # F4: torch's frames in every traceback, or folded
+        self.has_library_frames = False  # some traceback in the log has frames F4 would open
 
     def _emit(self, content) -> None:
         self._written.append(content)
         del self._written[: -self.KEEP]
-        self.write(content)
+        self.write(self._renderable(content))
+
+    def _renderable(self, content):
+        # Errors are kept as ErrorInfo so F4 can draw them again with library frames open or folded.
+        return error_view(content, self.show_library_frames) if isinstance(content, ErrorInfo) else content
 
     def on_resize(self) -> None:
         # RichLog wraps once, at write time: re-wrap everything when the width changes.
         width = self.scrollable_content_region.width
         if width != self._wrapped_at and self._written:
             self._wrapped_at = width
-            self.clear()
-            for content in self._written:
-                self.write(content)
+            self._write_again()
         self._wrapped_at = width
+
+    def _write_again(self) -> None:
+        self.clear()
+        for content in self._written:
+            self.write(self._renderable(content))
+
+    def toggle_library_frames(self) -> None:
+        """Open (or fold again) the library frames of every traceback in the log."""
+        self.show_library_frames = not self.show_library_frames
+        self._write_again()
 
     def write_source(self, source: str) -> None:
         """Echo a step's source with Python highlighting, prompts in the margin."""
+        source = visible(source)  # lesson cells are lesson-controlled text
         lines = source.splitlines() or [""]
         prompts = Text("\n".join([PROMPT] + [CONTINUATION] * (len(lines) - 1)), style="bold green")
         code = Syntax(source, "python", theme="ansi_dark", background_color="default", word_wrap=True)
@@ -50,16 +67,20 @@ class ConsoleLog(RichLog):
 
     def write_result(self, result: StepResult) -> None:
         """Everything a step produced except its source, in reading order."""
+        result = visible_step(result)
         if result.stdout:
             self._emit(Text(result.stdout.rstrip("\n")))
         if result.stderr:
             self._emit(Text(result.stderr.rstrip("\n"), style="yellow"))
-        if result.display:
+        if is_help(result.display):  # the page itself opens in the help view
+            self._emit(Text(f"help: {result.display.get('title', '')} (opened in the help view)", style="dim"))
+        elif result.display:
             self._emit(Text(display_text(result.display).rstrip("\n")))
         if result.result is not None:
             self._emit(Text(result.result))
         if result.error is not None:
-            self._emit(error_text(result.error.type, result.error.message, result.error.explanation))
+            self.has_library_frames |= any(frame["origin"] == "library" for frame in result.error.frames)
+            self._emit(result.error)
         for note in result.notes:
             self._emit(Text.assemble(("note: ", "bold yellow"), (note, "yellow")))
         if result.kernel_event:
@@ -68,14 +89,6 @@ class ConsoleLog(RichLog):
     def write_notice(self, text: str, style: str = "dim") -> None:
         """A line from gradrepl itself (kernel restarted, reset, ...)."""
         self._emit(Text(text, style=style))
-
-
-def error_text(kind: str, message: str, explanation: str | None) -> Group:
-    """The error as Python names it, then the explanation in plain words."""
-    parts = [Text.assemble((f"{kind}: ", "bold red"), (message, "red"))]
-    if explanation:
-        parts.append(Text.assemble(("why: ", "bold cyan"), (explanation, "cyan")))
-    return Group(*parts)
 
 
 def _side_by_side(prompts: Text, code: Syntax) -> Table:

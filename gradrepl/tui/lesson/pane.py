@@ -46,7 +46,7 @@ class LessonPane(Vertical):
         self.session = session  # the console's: lesson code runs there, between typed steps
         self.options = options or KernelOptions()
         self.course: Course | None = None
-        self.keeper = ProgressKeeper()
+        self.keeper = ProgressKeeper(on_failure=self._not_saved)
         self.keys: KeyKernel | None = None
         self.run: LessonRun | None = None
         self._opening: str | None = None  # the lesson whose progress is being read
@@ -349,7 +349,7 @@ class LessonPane(Vertical):
         last = run.index + 1 >= total
         words = f"step {run.index + 1} of {total}"
         if done and last:
-            words += " · lesson complete ✓"
+            words += " · lesson complete, NOT saved" if self.keeper.unsaved else " · lesson complete ✓"
         elif not done and run.step.kind == "question":
             words += " · answer to go on"
         self.query_one("#lesson-position", Static).update(Text(words, style="dim"))
@@ -357,6 +357,11 @@ class LessonPane(Vertical):
         button.label = "Done ▸" if last and done else "Continue ▸"
         button.disabled = not done
         self.app.refresh_bindings()  # Next step and Check task come and go with the step
+
+    def _not_saved(self, words: str) -> None:
+        """From the store's thread: say so, and take back any claim that progress is stored."""
+        self.post_message(ConsoleNotice(words, "bold red"))
+        self.app.call_from_thread(self._update_bar)
 
     def _live(self, job: Callable[[Session], Awaitable[object]]) -> None:
         """Queue `job(session)` in the console's step queue: lesson code and typed code never overlap."""
