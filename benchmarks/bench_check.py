@@ -8,7 +8,7 @@ Prints measured figures (milliseconds, medians of repeated runs) for:
   4. `gradrepl check`'s round trip through a real kernel (Session.check_expr), warm.
 Target: a typical warm check well under 50 ms.
 
-Run: .venv/bin/python benchmarks/bench_check.py
+Run: .venv/bin/python benchmarks/bench_check.py [--quick]
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ import torch  # noqa: E402
 
 from gradrepl.kernel.symbolic import crosscheck, expr  # noqa: E402
 from gradrepl.kernel.symbolic.ops import check_expression, check_tensor, recording  # noqa: E402
+from sizes import pick  # noqa: E402
 
 TYPICAL = ["x**2 + 3*x", "sin(x)*exp(y)", "sigmoid(w*x + b)", "tanh(x)**2 + log(x)", "x**x"]
 
 
 def median_ms(work, repeat: int = 20) -> float:
     times = []
-    for _ in range(repeat):
+    for _ in range(pick(repeat, 2)):
         start = time.perf_counter()
         work()
         times.append((time.perf_counter() - start) * 1000)
@@ -133,7 +134,7 @@ async def kernel_round_trip() -> None:
         await session.check_expr("x**3 + 1", {"x": 1.0})
         print(f"   first check (cold sympy) {1000 * (time.perf_counter() - first):.1f} ms")
         times = []
-        for i in range(20):
+        for i in range(pick(20, 3)):
             start = time.perf_counter()
             result = await session.check_expr(f"x**2 + {i + 3}*x", {"x": 2.0})
             times.append((time.perf_counter() - start) * 1000)

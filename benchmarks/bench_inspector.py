@@ -8,7 +8,7 @@ require grad, and a write through ``.data`` (found by the class-level hooks of
 kernel/inspect/writes.py, not by a version counter). Prints wall-clock median and p90 and the median CPU time of the
 calling thread (steadier when other processes share the machine).
 
-    .venv/bin/python benchmarks/bench_inspector.py
+    .venv/bin/python benchmarks/bench_inspector.py [--quick]
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ import torch
 from torch import nn
 
 from gradrepl.kernel.inspect import Inspector
+from sizes import pick
 
-STEPS = 300
+STEPS = pick(300, 5)
+COUNTS = pick((100, 1_000, 10_000), (100, 1_000))
 
 
 def measure(namespace: dict, code: str | None, steps: int = STEPS) -> tuple[float, float, float]:
@@ -55,7 +57,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, {STEPS} steps each; ms per step() as wall median / wall p90 / CPU median")
     print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'append':>22}  "
           f"{'all require grad, one add_':>26}  {'one .data write':>22}")
-    for count in (100, 1_000, 10_000):
+    for count in COUNTS:
         one = measure(fresh(count), "xs[5].add_(1)")
         none = measure(fresh(count), None)
         new = measure(fresh(count), "y = torch.ones(2)")  # rebinding y: one new tensor per step

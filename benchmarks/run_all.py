@@ -1,12 +1,23 @@
-"""Run every benchmark in this folder, one after another, printing their figures."""
+"""Run every benchmark in this folder, one after another, printing their figures.
+
+`--quick` is passed on: small sizes, to check that every benchmark still runs (make bench-quick).
+Exits non-zero when any benchmark fails, so a broken benchmark fails `make test`.
+"""
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 here = Path(__file__).parent
-failed = 0
+flags = [arg for arg in sys.argv[1:] if arg == "--quick"]
+failed = []
 for script in sorted(here.glob("bench_*.py")):
     print(f"== {script.name}", flush=True)
-    failed += subprocess.run([sys.executable, str(script)]).returncode != 0
+    started = time.perf_counter()
+    if subprocess.run([sys.executable, str(script), *flags]).returncode != 0:
+        failed.append(script.name)
+    print(f"   ({time.perf_counter() - started:.1f} s)", flush=True)
+if failed:
+    print(f"benchmarks that failed: {', '.join(failed)}", file=sys.stderr)
 sys.exit(1 if failed else 0)

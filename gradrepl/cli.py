@@ -25,6 +25,9 @@ COMMANDS = (
     "stats",
     "doctor",
 )
+# Commands that start a kernel at once (as the tutor does with no command): their zygote starts first thing.
+KERNEL_FIRST = {None, "run", "check", "play", "learn", "doctor"}
+VALUE_FLAGS = {"--memory-limit", "--workspace"}  # top-level flags followed by a value
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -47,6 +50,30 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from gradrepl.kernel import client
+
+    if _starts_a_kernel(sys.argv[1:] if argv is None else argv):
+        client.start_zygote_early()  # torch imports in the zygote while we parse, import and read
+    try:
+        return _main(argv)
+    finally:
+        client.discard_early_zygote()
+
+
+def _starts_a_kernel(argv: list[str]) -> bool:
+    """Whether these arguments run a command in KERNEL_FIRST (read without argparse: it is not built yet)."""
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return False
+    words = iter(argv)
+    for arg in words:
+        if arg in VALUE_FLAGS:
+            next(words, None)
+        elif not arg.startswith("-"):
+            return arg in KERNEL_FIRST
+    return None in KERNEL_FIRST
+
+
+def _main(argv: list[str] | None) -> int:
     parser, modules = build_parser()
     args = parser.parse_args(argv)
     try:

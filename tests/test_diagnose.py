@@ -152,3 +152,11 @@ def test_autograd_backward_with_a_generator_and_inputs(session):
     notes = step(watch, inspector, namespace, code)
     assert namespace["a"].grad.item() == 4.0 and namespace["b"].grad is None  # torch behaves as without the watch
     assert len(notes) == 1 and "a.grad already held 2.0" in notes[0]
+
+
+def test_a_long_loop_that_never_zeroes_is_still_noted(session):
+    watch, inspector, namespace = session
+    code = ("x = torch.tensor(1.0, requires_grad=True)\nfor i in range(100):\n"
+            "    if i < 10:\n        x.grad = None\n    (x * 2).backward()")
+    notes = step(watch, inspector, namespace, code)  # accumulation only starts past the calls watched one by one
+    assert len(notes) == 1 and "x.grad already held" in notes[0]

@@ -224,3 +224,30 @@ def test_traced_ops_give_the_gradient_autograd_computes(k, source):
     assert result["agree"] is True, result["text"]
     for item in result["leaves"]:
         assert item["status"] == "agree"
+
+
+LONG_LOOP = "for _ in range(1500):\n    z = x * 2\n    z.backward()\n"  # 3,000 torch calls
+
+
+def test_a_step_past_the_call_budget_leaves_the_mode_and_says_so(k):
+    k.run("x = torch.tensor(2.0, requires_grad=True)\n" + LONG_LOOP +
+          "stack_inside = torch._C._len_torch_function_stack()\nlate = x ** 2 + 1")
+    assert k.ns["stack_inside"] == 0  # the rest of the step ran without the mode: at torch's own speed
+    assert torch._C._len_torch_function_stack() == 0
+    assert k.check("late")["problem"] == shadow.TOO_LONG
+    assert k.ns["x"].grad.item() == 3000.0  # the learner's code ran as without the mode
+    k.run("x.grad = None\ny = x ** 2 + 3 * x\ny.backward()")  # the next step is traced again
+    result = k.check("y")
+    assert result["formula"] == "x**2 + 3*x" and result["agree"] is True
+
+
+def test_gradients_from_an_untraced_stretch_are_not_called_wrong(k):
+    k.run("x = torch.tensor(2.0, requires_grad=True)\ny = x ** 2 + 3 * x\ny.backward()")
+    assert k.check("y")["agree"] is True
+    k.run(LONG_LOOP)  # 1,500 more backward calls into x.grad, past the budget
+    x = leaf(k.check("y"), "x")
+    assert x["status"] == "untraced" and "too long to trace" in x["note"]
+    assert "not checked" in k.check("y")["text"]
+    k.run("y2 = x ** 2 + 3 * x\ny2.backward()")  # adds to a .grad whose history has a gap
+    x = leaf(k.check("y2"), "x")
+    assert x["status"] == "accumulated" and "not traced" in x["note"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from textual.app import App, ComposeResult
 
@@ -46,13 +48,20 @@ async def run_steps(pilot, recorder, *sources):
     await pilot.pause()
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-async def test_the_four_facts_are_on_screen(size):
+@contextlib.asynccontextmanager
+async def tutor(size: tuple[int, int], *sources: str):
+    """The whole app on a real kernel at `size`, after running `sources`: (app, pilot, recorder)."""
     recorder = Recorder()
     app = GradReplApp(history=History(None))
     async with app.run_test(size=size, message_hook=recorder) as pilot:
-        await run_steps(pilot, recorder, "model = nn.Linear(3, 1)", "loss = model(torch.ones(3)).sum()",
-                        "loss.backward()")
+        await run_steps(pilot, recorder, *sources)
+        yield app, pilot, recorder
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_four_facts_are_on_screen(size):
+    async with tutor(size, "model = nn.Linear(3, 1)", "loss = model(torch.ones(3)).sum()",
+                     "loss.backward()") as (app, pilot, _):
         app.query_one(TensorTable).focus()
         await pilot.press("home")
         lines = panel_lines(screen_text(app))
@@ -64,20 +73,14 @@ async def test_the_four_facts_are_on_screen(size):
 
 
 async def test_the_newest_tensor_is_on_screen_at_80x24():
-    recorder = Recorder()
-    app = GradReplApp(history=History(None))
-    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
-        await run_steps(pilot, recorder, "xs = [torch.ones(1) for _ in range(12)]", "newest = torch.zeros(1)")
+    async with tutor((80, 24), "xs = [torch.ones(1) for _ in range(12)]", "newest = torch.zeros(1)") as (app, _, _):
         lines = panel_lines(screen_text(app))
         assert line_of(lines, "newest").split()[1:3] == ["no", "yes"]
         assert any("changed" not in line and "xs[" in line for line in lines)
 
 
 async def test_a_change_below_the_view_is_counted_when_the_learner_steers():
-    recorder = Recorder()
-    app = GradReplApp(history=History(None))
-    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
-        await run_steps(pilot, recorder, "xs = [torch.ones(1) for _ in range(12)]")
+    async with tutor((80, 24), "xs = [torch.ones(1) for _ in range(12)]") as (app, pilot, recorder):
         app.query_one(TensorTable).focus()
         await pilot.press("home")
         await run_steps(pilot, recorder, "xs[10].add_(1)\nxs[11].add_(1)")
@@ -87,10 +90,7 @@ async def test_a_change_below_the_view_is_counted_when_the_learner_steers():
 
 
 async def test_aliases_are_shown_beside_the_name():
-    recorder = Recorder()
-    app = GradReplApp(history=History(None))
-    async with app.run_test(size=(150, 45), message_hook=recorder) as pilot:
-        await run_steps(pilot, recorder, "model = nn.Sequential(nn.Linear(2, 2))", "layer = model[0]")
+    async with tutor((150, 45), "model = nn.Sequential(nn.Linear(2, 2))", "layer = model[0]") as (app, pilot, _):
         lines = panel_lines(screen_text(app))
         assert line_of(lines, "model[0].weight").startswith("model[0].weight = layer.weight ")
         app.show_details("model[0].weight")

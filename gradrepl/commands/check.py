@@ -11,6 +11,7 @@ allowed, or is too large to evaluate, 3 no kernel could run the check.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 
@@ -66,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         point = parse_point(args.at)
     except ValueError as exc:
         raise UsageError(f"--at: {exc}") from None
-    return run_async(_check(args.expr, point, args.json, kernel_options(args)))
+    options = dataclasses.replace(kernel_options(args), warm_later=False)  # one kernel, one check
+    return run_async(_check(args.expr, point, args.json, options))
 
 
 async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> int:

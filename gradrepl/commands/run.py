@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import time
 
 from gradrepl import __version__
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     except SyntaxError as exc:
         raise UsageError(f"{args.file}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}; "
                          "nothing was run") from None
-    options = kernel_options(args)
+    options = dataclasses.replace(kernel_options(args), warm_later=False)  # no restarts to warm up for
     return run_async(_replay(args, steps, options))
 
 

@@ -15,6 +15,7 @@ import secrets
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -257,6 +258,72 @@ class KernelProcess:
                 task.cancel()
 
 
+def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the zygote and of spawned kernels."""
+    env = dict(os.environ)
+    env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
+    # torch starts a thread pool at import unless told not to, and a process with
+    # threads cannot be forked safely; each kernel sets its own count after forking.
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def _launch_zygote(env: dict[str, str], args: list[str]) -> tuple[subprocess.Popen, socket.socket]:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()), *args], pass_fds=[theirs.fileno()],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    theirs.close()
+    return process, ours
+
+
+@dataclass
+class _EarlyZygote:
+    """A zygote started before the frontend knew it needed one (start_zygote_early)."""
+
+    env: dict[str, str]
+    args: list[str]  # [scratch folder, disk limit], as Zygote passes them
+    process: subprocess.Popen
+    sock: socket.socket
+    claimed: bool = False  # a KernelClient took its scratch folder and will adopt it
+
+
+_early: _EarlyZygote | None = None
+
+
+def start_zygote_early() -> None:
+    """Launch the zygote now, first thing: its torch import then overlaps with everything the
+    frontend does (parsing flags, importing its UI, reading files) until it asks for a kernel."""
+    global _early
+    if _early is None:
+        from gradrepl.kernel.sandbox import default_disk_limit
+
+        env, args = kernel_env(), [scratch.make(), str(default_disk_limit())]
+        _early = _EarlyZygote(env, args, *_launch_zygote(env, args))
+
+
+def claim_early_scratch(env: dict[str, str], disk_limit: int) -> str | None:
+    """The early zygote's scratch folder, for the first client whose settings it was started with."""
+    if _early is None or _early.claimed or (_early.env, _early.args[1]) != (env, str(disk_limit)):
+        return None
+    _early.claimed = True
+    return _early.args[0]
+
+
+def discard_early_zygote() -> None:
+    """End an early zygote no Zygote adopted (the command stopped before it needed a kernel)."""
+    global _early
+    if _early is not None:
+        early, _early = _early, None
+        early.sock.close()
+        early.process.kill()
+        early.process.wait()
+        early.process.stderr.close()
+        if not early.claimed:
+            shutil.rmtree(early.args[0], ignore_errors=True)
+
+
 class Zygote:
     """The warm template process and the socket to it."""
 
@@ -264,7 +331,9 @@ class Zygote:
         self.env = env
         self.args = [scratch_dir, str(disk_limit)]
         self.sock: socket.socket | None = None
-        self.process: asyncio.subprocess.Process | None = None
+        self.process: subprocess.Popen | None = None
+        self.stderr = asyncio.StreamReader()
+        self.stderr_transport: asyncio.ReadTransport | None = None
         self.forked: asyncio.Queue = asyncio.Queue()
         self.exits: dict[int, asyncio.Future] = {}
         self.ready = asyncio.get_running_loop().create_future()
@@ -272,14 +341,17 @@ class Zygote:
         self.reader_task: asyncio.Task | None = None
 
     async def start(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock = ours
-        ours.setblocking(False)
-        self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()), *self.args,
-            pass_fds=[theirs.fileno()], stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=self.env)
-        theirs.close()
+        global _early
+        if _early is not None and _early.claimed and (_early.env, _early.args) == (self.env, self.args):
+            early, _early = _early, None
+            self.process, self.sock = early.process, early.sock
+        else:
+            if _early is not None and not _early.claimed:
+                discard_early_zygote()  # started for other settings: of no use here
+            self.process, self.sock = _launch_zygote(self.env, self.args)
+        self.sock.setblocking(False)
+        self.stderr_transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(self.stderr), self.process.stderr)
         self.reader_task = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -296,7 +368,10 @@ class Zygote:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 self._dispatch(json.loads(line))
-        error = (await self.process.stderr.read()).decode(errors="replace")[-4000:] if self.process else ""
+        try:
+            error = (await asyncio.wait_for(self.stderr.read(), OUTPUT_SETTLE)).decode(errors="replace")[-4000:]
+        except asyncio.TimeoutError:
+            error = ""
         dead = KernelDied(f"the kernel template process stopped{': ' + error.strip() if error.strip() else ''}")
         if not self.ready.done():
             self.ready.set_exception(dead)
@@ -316,10 +391,11 @@ class Zygote:
             if not future.done():
                 future.set_result(event["status"])
 
-    async def fork(self, fds: list[int], nonce: str, policy: dict) -> tuple[int, asyncio.Future]:
+    async def fork(self, fds: list[int], nonce: str, policy: dict, warm_later: bool) -> tuple[int, asyncio.Future]:
         await self.ready
         async with self.lock:
-            message = (json.dumps({"op": "fork", "nonce": nonce, "policy": policy}) + "\n").encode()
+            request = {"op": "fork", "nonce": nonce, "policy": policy, "warm_later": warm_later}
+            message = (json.dumps(request) + "\n").encode()
             socket.send_fds(self.sock, [message], fds)
             event = await self.forked.get()
         if event["event"] != "forked":
@@ -338,11 +414,17 @@ class Zygote:
                 pass
         if self.sock:
             self.sock.close()
-        if self.process and self.process.returncode is None:
-            try:
-                await asyncio.wait_for(self.process.wait(), 2)
-            except asyncio.TimeoutError:
+        if self.process:
+            # An idle zygote exits as soon as it reads EOF; one busy importing (WARM_LATER) is killed.
+            for _ in range(20):
+                if self.process.poll() is not None:
+                    break
+                await asyncio.sleep(0.005)
+            else:
                 self.process.kill()
+                self.process.wait()
+        if self.stderr_transport:
+            self.stderr_transport.close()
 
 
 class KernelClient:
@@ -350,7 +432,7 @@ class KernelClient:
 
     def __init__(self, options: KernelOptions | None = None):
         self.options = options or KernelOptions()
-        self.scratch_dir = scratch.make()
+        self.scratch_dir = claim_early_scratch(self.env(), self.policy_disk_limit()) or scratch.make()
         self.kernel: KernelProcess | None = None
         self.zygote: Zygote | None = None
         self.mode = "spawn" if self.options.spawn else "fork"
@@ -360,22 +442,21 @@ class KernelClient:
         self.restarts = 0
 
     # -- lifecycle ------------------------------------------------------
+    def policy_disk_limit(self) -> int:
+        from gradrepl.kernel.sandbox import default_disk_limit
+
+        return self.options.disk_limit or default_disk_limit()
+
     def policy(self) -> dict:
-        from gradrepl.kernel.sandbox import default_disk_limit, default_memory_limit
+        from gradrepl.kernel.sandbox import default_memory_limit
 
         return {"memory_limit": self.options.memory_limit or default_memory_limit(),
-                "disk_limit": self.options.disk_limit or default_disk_limit(),
+                "disk_limit": self.policy_disk_limit(),
                 "allow_network": self.options.allow_network, "scratch_dir": self.scratch_dir,
                 "workspace": self.options.workspace, "readable": list(self.options.readable)}
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
-        # torch starts a thread pool at import unless told not to, and a process with
-        # threads cannot be forked safely; each kernel sets its own count after forking.
-        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
-        env.update(self.options.extra_env)
-        return env
+        return kernel_env(self.options.extra_env)
 
     async def start(self) -> KernelProcess:
         """Start the zygote (unless spawning) and one kernel; returns when it is ready."""
@@ -396,7 +477,7 @@ class KernelClient:
         try:
             if self.mode == "fork":
                 try:
-                    pid, exited = await self.zygote.fork(theirs, nonce, self.policy())
+                    pid, exited = await self.zygote.fork(theirs, nonce, self.policy(), self.options.warm_later)
                 except KernelDied:
                     self.mode = "spawn"  # no warm template: fall back to a fresh interpreter
             if self.mode == "spawn":

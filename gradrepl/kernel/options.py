@@ -14,4 +14,7 @@ class KernelOptions:
     readable: tuple[str, ...] = ()       # more folders learner code may read (a course elsewhere)
     step_timeout: float | None = None    # seconds; None = run until interrupted (interactive)
     spawn: bool = False                  # skip the zygote: start each kernel with a fresh interpreter
+    # Let the idle zygote import sympy, jedi and torch._dynamo for later kernels (restarts). Off for
+    # one-shot commands (run, check): that import would compete with their steps for the CPU.
+    warm_later: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)

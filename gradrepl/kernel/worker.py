@@ -168,16 +168,20 @@ class Kernel:
         try:
             outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
                                 bool(message.get("timeit")))
-        finally:  # whatever happened, the step's output ends, so the client never waits for it
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            try:
+                rows, removed = bounded(lambda: self.inspector.step(
+                    self.namespace, requires_grad_may_change=self.flags_dirty))
+            except Failed as failed:
+                rows, removed = [], []
+                outcome["notes"].append(f"The tensor panel was not updated: reading your variables failed "
+                                        f"({failed}). An object whose attributes raise or hang can cause this; "
+                                        "`del` it.")
+        finally:
+            # Whatever happened, the step's output ends, so the client never waits for it; the sentinels
+            # go out just before the reply, so the client wakes up once for all three.
+            outcome.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
             self._end_output(step, outcome["notes"])
-        try:
-            rows, removed = bounded(lambda: self.inspector.step(
-                self.namespace, requires_grad_may_change=self.flags_dirty))
-        except Failed as failed:
-            rows, removed = [], []
-            outcome["notes"].append(f"The tensor panel was not updated: reading your variables failed ({failed}). "
-                                    "An object whose attributes raise or hang can cause this; `del` it.")
         self.flags_dirty = False
         if self.inspector.stopped:
             outcome["notes"].append(self.inspector.stopped)
@@ -206,8 +210,7 @@ class Kernel:
         return {"value": describe(value)}
 
     def op_complete(self, message: dict) -> dict:
-        import jedi
-
+        jedi = _jedi()
         code, cursor = message.get("code", ""), int(message.get("cursor", 0))
         if not 0 <= cursor <= len(code):
             return {"error": f"the cursor ({cursor}) is outside the code ({len(code)} characters)"}
@@ -428,22 +431,28 @@ def _warning_notes(caught) -> list[str]:
 
 
 def warm_up() -> None:
-    """Import what the first step would otherwise import (sympy alone takes about a second)."""
-    import jedi  # noqa: F401
-    import torch._dynamo  # noqa: F401  (optimizers and checkpointing import it on first use)
-    import torch.optim  # noqa: F401
-    import torch.utils.checkpoint  # noqa: F401
+    """What every step needs, imported before the first kernel: torch (above) and the shadow recorder."""
+    from gradrepl.kernel.symbolic import shadow  # noqa: F401
 
-    from gradrepl.kernel.symbolic import crosscheck, shadow  # noqa: F401
+
+# What only some requests need: sympy for checks (about 0.2 s), jedi for completion, torch._dynamo
+# (optimizers and checkpointing import it on first use, about 0.6 s). The zygote imports these one
+# by one while idle, after its first kernel runs; a kernel forked before that imports them on first use.
+WARM_LATER = ("gradrepl.kernel.symbolic.crosscheck", "jedi", "torch._dynamo", "torch.utils.checkpoint")
+
+
+def _jedi():
+    """jedi, with its cache in scratch (jedi may have been imported before HOME moved there)."""
+    import jedi
+
+    jedi.settings.cache_directory = os.path.join(os.environ["XDG_CACHE_HOME"], ".cache", "jedi")
+    return jedi
 
 
 def _home_in_scratch(scratch: str) -> None:
     """Caches (jedi's, torch's, matplotlib's) go to scratch: the sandbox refuses writes anywhere else."""
-    import jedi
-
     for var in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         os.environ[var] = scratch
-    jedi.settings.cache_directory = os.path.join(scratch, ".cache", "jedi")
 
 
 def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, policy: dict) -> None:

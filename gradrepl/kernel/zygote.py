@@ -1,7 +1,10 @@
 """A warm template process: imports torch once, then forks a kernel per request.
 
 Forking a warm process gives a fresh kernel in milliseconds instead of the
-second or two that importing torch takes. The zygote must never run a tensor
+second or two that importing torch takes. Only what every step needs is
+imported before the first kernel; the rest (worker.WARM_LATER: sympy, jedi,
+torch._dynamo) follows one module at a time while the zygote is idle, so
+later kernels (restarts) have it too. The zygote must never run a tensor
 op (an OpenMP thread pool would make a later fork hang) and must stay
 single-threaded, which it checks before every fork.
 
@@ -11,7 +14,8 @@ kernel it forks shares that tmpfs, so files survive a kernel restart, and they
 vanish with the zygote.
 
 Wire: a Unix socketpair with the client. Requests are JSON lines carrying four
-file descriptors (SCM_RIGHTS): ``{"op": "fork", "nonce", "policy"}``. Replies are
+file descriptors (SCM_RIGHTS): ``{"op": "fork", "nonce", "policy", "warm_later"}``
+(warm_later false: a one-shot command; skip the idle imports). Replies are
 JSON lines: ``{"event": "forked", "pid"}``, ``{"event": "exit", "pid", "status"}``
 and, once at start, ``{"event": "ready", "pid", "threads"}``.
 """
@@ -19,6 +23,7 @@ and, once at start, ``{"event": "ready", "pid", "threads"}``.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import select
@@ -33,6 +38,9 @@ def _send(sock: socket.socket, message: dict) -> None:
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
+IDLE_BEFORE_WARMING = 0.2  # seconds without a request before importing the next of worker.WARM_LATER
+
+
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(True)
@@ -42,7 +50,7 @@ def main() -> None:
 
     janitor = scratch.start_janitor(scratch_dir)
     disk = own_scratch(scratch_dir, disk_limit)  # single-threaded still: a user namespace needs that
-    # Import everything a kernel needs before the first fork, then freeze it so
+    # Import what a kernel needs before the first fork, then freeze it so
     # the kernels' garbage collections never rescan these objects.
     from gradrepl.kernel import worker
 
@@ -50,6 +58,8 @@ def main() -> None:
 
     gc.collect()
     gc.freeze()
+    later = list(worker.WARM_LATER)
+    warm = False  # set by the fork requests: import `later` while idle
     wakeup_r, wakeup_w = os.pipe()
     os.set_blocking(wakeup_w, False)
     signal.set_wakeup_fd(wakeup_w)
@@ -57,9 +67,16 @@ def main() -> None:
     _send(sock, {"event": "ready", "pid": os.getpid(), "threads": thread_count()})
     buffer = b""
     while True:
+        idle = IDLE_BEFORE_WARMING if later and warm else None
         try:
-            readable, _, _ = select.select([sock, wakeup_r], [], [])
+            readable, _, _ = select.select([sock, wakeup_r], [], [], idle)
         except InterruptedError:
+            continue
+        if not readable:  # idle, with a kernel running: import one more module for the next kernels
+            importlib.import_module(later.pop(0))
+            if not later:
+                gc.collect()
+                gc.freeze()
             continue
         if wakeup_r in readable:
             os.read(wakeup_r, 512)
@@ -75,6 +92,7 @@ def main() -> None:
                 request.get("policy", {})["disk"] = disk
                 _fork_kernel(sock, request, fds, wakeup_r, wakeup_w, janitor)
                 fds = []
+                warm = bool(request.get("warm_later", True))
     os._exit(0)
 
 

@@ -102,9 +102,15 @@ class AccumulationWatch:
     is wrapped: before the real call the leaves the graph reaches are read, and
     those holding a non-zero .grad are remembered; after it, a grad that changed
     was added into. Usage: ``with watch.during_step(): exec(...)`` then ``watch.notes()``.
+
+    Reading the graph costs Python work per node, so a training loop's backward
+    calls are sampled: the first EVERY_UP_TO of a step, then the 16th, 32nd,
+    64th, ... A loop that never zeroes its gradients accumulates on every call,
+    so the second call already shows it; a long loop pays for a handful of reads.
     """
 
     MAX_NAMED = 3  # leaves named in one note before "and N more"
+    EVERY_UP_TO = 8  # backward calls of a step watched one by one; after that, at powers of two
 
     def __init__(self, inspector) -> None:
         self.inspector = inspector
@@ -112,12 +118,17 @@ class AccumulationWatch:
 
     @contextlib.contextmanager
     def during_step(self):
-        """Watch every backward() run inside the block."""
+        """Watch backward() calls run inside the block (all of the first few, then a sample)."""
         self._events = {}
         real = torch.autograd.backward
+        calls = 0
 
         @functools.wraps(real)
         def backward(tensors, *args, **kwargs):
+            nonlocal calls
+            calls += 1
+            if calls > self.EVERY_UP_TO and calls & (calls - 1):
+                return real(tensors, *args, **kwargs)
             if not isinstance(tensors, torch.Tensor):
                 tensors = tuple(tensors)  # read twice: by the watch and by torch
             if kwargs.get("inputs") is not None and not isinstance(kwargs["inputs"], torch.Tensor):

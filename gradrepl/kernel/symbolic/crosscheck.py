@@ -14,6 +14,7 @@ import sympy
 import torch
 
 from gradrepl.kernel.symbolic.expr import Parsed, relu, sigmoid
+from gradrepl.kernel.symbolic.shadow import MAX_CALLS
 
 # symbolic vs autograd: both exact up to float64 rounding
 RTOL, ATOL = 1e-7, 1e-9
@@ -430,11 +431,15 @@ def _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name):
         added = ", ".join(f"{g + e:.6g}" for g, e in zip(current, expected))
         return "pending", (f"{leaf_name}.grad already holds gradients from other backward calls; "
                            f"{name}.backward() would add {shown} to them, giving {added}")
+    untraced = (f"{leaf_name}.grad may also hold gradients from a step too long to trace (more than "
+                f"{MAX_CALLS:,} torch calls), so it cannot be compared; {name} alone gives {shown}")
     if len(history) == 1:
         if all(close(g, e, tol, tol) for g, e in zip(current, expected)):
             return "agree", None
         if not any(current):
             return "cleared", f"{leaf_name}.grad was cleared after {name}.backward(), which gave {shown}"
+        if recorder.cuts != history[-1].cuts:
+            return "untraced", untraced
         return "disagree", f"{leaf_name}.grad differs from the derivative"
     totals = _history_totals(recorder, history, leaf, elements)
     words = (f"{leaf_name}.grad holds gradients accumulated over {len(history)} backward calls since it was "
@@ -444,6 +449,8 @@ def _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name):
     if not any(current) and any(totals):
         return "cleared", f"{leaf_name}.grad was cleared after {name}.backward(), which gave {shown}"
     agree = all(close(g, t, tol, tol) for g, t in zip(current, totals))
+    if not agree and recorder.cuts != history[-1].cuts:
+        return "untraced", untraced
     words += f", the sum is {', '.join(f'{t:.6g}' for t in totals)}. Clear it (.grad = None or .zero_()) before each backward"
     return ("accumulated" if agree else "disagree"), words
 

@@ -147,7 +147,8 @@ def _render_tensor(result: dict) -> str:
 
 def _verdict(status: str | None) -> str:
     return {"agree": "✓", "disagree": "✗ differs", "undefined": "no derivative here", "pending": "after backward",
-            "accumulated": "✓ accumulated", "cleared": "cleared"}.get(status or "", status or "")
+            "accumulated": "✓ accumulated", "cleared": "cleared",
+            "untraced": "not checked"}.get(status or "", status or "")
 
 
 def _table(rows: list[tuple]) -> list[str]:

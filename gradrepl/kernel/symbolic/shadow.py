@@ -17,26 +17,35 @@ Read it as autograd done a second time, by hand:
   formula is either right or absent, never silently wrong.
 
 Only outputs with at most MAX_ELEMENTS elements that require grad are
-traced; anything else costs one attribute check per op.
+traced; anything else costs one attribute check per op. A step is traced for
+its first MAX_CALLS torch calls only: then the mode takes itself off torch's
+mode stack, so a long training loop runs at torch's own speed, and what it
+makes afterwards is "too long to check".
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
 import torch
 from torch.overrides import TorchFunctionMode
 
-from gradrepl.kernel.symbolic.expr import relu, sigmoid
+if TYPE_CHECKING:
+    import sympy
 
 MAX_ELEMENTS = 16      # largest tensor that gets a formula
 MAX_CONSTANT = 4096    # largest non-grad tensor read as constants (matmul inputs may be wider)
 MAX_COST = 2000        # estimated formula size beyond which we stop: "too large to derive symbolically"
 MAX_DEPTH = 150        # ops in a chain; sympy recurses per level and would hit Python's recursion limit
 TOO_LARGE = "too large to derive symbolically"
+MAX_CALLS = 2000       # torch calls traced per step; the rest of a longer step runs untraced, at full speed
+TOO_LONG = (f"too long to check: it was made after the first {MAX_CALLS:,} torch calls of a step, and the rest "
+            "of a step that long is not traced (run fewer iterations in one step to %check it)")
 
 
 class Formula:
@@ -87,20 +96,31 @@ class Formula:
 
 
 def call(name: str):
-    """The elementwise op that applies the sympy function SYMPY_FUNCTIONS[name]."""
+    """The elementwise op that applies the sympy function sympy_builders()[name]."""
     return lambda a: Formula(name, (a,))
 
 
-SYMPY_FUNCTIONS = {
-    "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos,
-    "tan": sympy.tan, "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan, "sinh": sympy.sinh,
-    "cosh": sympy.cosh, "tanh": sympy.tanh, "sigmoid": sigmoid, "relu": relu, "abs": sympy.Abs,
-    "log2": lambda u: sympy.log(u, 2), "log10": lambda u: sympy.log(u, 10),
-}
-_SYMPY_OPERATORS = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
-    "**": lambda a, b: a**b, "neg": lambda a: -a, "sum": lambda *terms: sympy.Add(*terms),
-}
+# Elementwise functions a formula can apply; sympy_builders() says how each becomes sympy.
+ELEMENTWISE = ("exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+               "sigmoid", "relu", "abs", "log2", "log10")
+
+
+@functools.cache
+def sympy_builders() -> dict:
+    """Formula op -> the sympy function that builds it. Imports sympy, so only a check calls this:
+    recording a step never does, and a kernel starts without paying for sympy."""
+    import sympy
+
+    from gradrepl.kernel.symbolic.expr import relu, sigmoid
+
+    return {
+        "exp": sympy.exp, "log": sympy.log, "sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos,
+        "tan": sympy.tan, "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan, "sinh": sympy.sinh,
+        "cosh": sympy.cosh, "tanh": sympy.tanh, "sigmoid": sigmoid, "relu": relu, "abs": sympy.Abs,
+        "log2": lambda u: sympy.log(u, 2), "log10": lambda u: sympy.log(u, 10),
+        "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+        "**": lambda a, b: a**b, "neg": lambda a: -a, "sum": lambda *terms: sympy.Add(*terms),
+    }
 
 
 def to_sympy(value, recorder: "Recorder") -> sympy.Expr:
@@ -122,8 +142,7 @@ def to_sympy(value, recorder: "Recorder") -> sympy.Expr:
             node.expr = recorder.symbol_of(node.args[0])
         else:
             args = [a.expr if isinstance(a, Formula) else _number(a) for a in node.args]
-            build = _SYMPY_OPERATORS.get(node.op) or SYMPY_FUNCTIONS[node.op]
-            node.expr = build(*args)
+            node.expr = sympy_builders()[node.op](*args)
     return value.expr
 
 
@@ -171,6 +190,7 @@ class Backward:
     root_version: int
     formula: Formula | None
     problem: str | None
+    cuts: int = 0  # Recorder.cuts when logged: a later cut means backward calls may have gone unlogged
 
 
 class _WeakTable:
@@ -210,6 +230,11 @@ class Recorder:
         self._prune_at = 1024                           # len(symbols) that triggers forgetting dead leaves
         self.grad_history = _WeakTable()               # leaf -> [Backward, ...] since .grad was last empty
         self.backwards = _WeakTable()                  # root -> its last Backward
+        self.cuts = 0                                  # steps whose tracing stopped at MAX_CALLS
+
+    def cut(self) -> None:
+        """A step ran past MAX_CALLS: nothing it does from here on is traced or logged."""
+        self.cuts += 1
 
     # -- what a tensor is, as a formula -------------------------------------------
     def shadow_of(self, tensor: torch.Tensor) -> Shadow:
@@ -229,6 +254,8 @@ class Recorder:
             return Shadow(self.leaf_symbols(tensor))
         if tensor.numel() > MAX_ELEMENTS:
             return Shadow(None, f"an intermediate with {tensor.numel()} elements (more than {MAX_ELEMENTS}) is not traced")
+        if self.cuts:  # steps record every small output they make, so this one came after a cut
+            return Shadow(None, TOO_LONG)
         return Shadow(None, f"{_shape_words(tensor)} was made by {_grad_fn_words(tensor)}, which was not traced")
 
     def leaf_symbols(self, leaf: torch.Tensor) -> np.ndarray:
@@ -250,6 +277,8 @@ class Recorder:
 
     def symbol_of(self, origin: LeafSymbol) -> sympy.Symbol:
         """The real sympy symbol standing for one leaf element (real=True keeps derivatives simple)."""
+        import sympy
+
         if origin.symbol is None:
             if len(self.symbols) > self._prune_at:
                 self.forget_dead_symbols()
@@ -304,7 +333,7 @@ class Recorder:
         if shadow.formula is not None:
             terms = shadow.formula if gradient is None else shadow.formula * _as_formula(self, gradient, root.shape)
             formula = Formula("sum", tuple(np.asarray(terms, dtype=object).reshape(-1).tolist()))
-        entry = Backward(weakref.ref(root), root._version, formula, shadow.problem)
+        entry = Backward(weakref.ref(root), root._version, formula, shadow.problem, self.cuts)
         self.backwards.set(root, entry)
         if formula is not None:
             leaves = {}
@@ -315,7 +344,7 @@ class Recorder:
             for leaf in leaves.values():
                 history = self.grad_history.get(leaf)
                 fresh = leaf.grad is None or not bool(leaf.grad.detach().any())
-                if fresh or history is None:
+                if fresh or history is None or history[-1].cuts != self.cuts:
                     history = [] if fresh else [Backward(weakref.ref(leaf), -1, None, "an untraced earlier backward")]
                     self.grad_history.set(leaf, history)
                 history.append(entry)
@@ -332,7 +361,7 @@ UNARY = {
     "neg": lambda a: -a, "negative": lambda a: -a, "__neg__": lambda a: -a,
     "positive": lambda a: a, "__pos__": lambda a: a, "clone": lambda a: a, "contiguous": lambda a: a,
     "float": lambda a: a, "double": lambda a: a, "to": lambda a: a, "type_as": lambda a: a, "cpu": lambda a: a,
-    **{name: call(name) for name in SYMPY_FUNCTIONS},
+    **{name: call(name) for name in ELEMENTWISE},
     "rsqrt": lambda a: 1 / call("sqrt")(a), "arcsin": call("asin"), "arccos": call("acos"), "arctan": call("atan"),
     "absolute": call("abs"), "__abs__": call("abs"),
     "square": lambda a: a**2, "reciprocal": lambda a: 1 / a,
@@ -527,6 +556,8 @@ def _plain(value) -> int | float:
 
 def _number(value) -> sympy.Expr:
     """A constant as it reads best: 3 rather than 3.0; other floats keep float64 precision."""
+    import sympy
+
     value = float(value)
     if value.is_integer() and abs(value) < 1e15:
         return sympy.Integer(int(value))
@@ -567,15 +598,29 @@ FLAG_FLIPPERS = frozenset({"requires_grad_", "requires_grad", "detach_"})
 
 
 class ShadowMode(TorchFunctionMode):
-    """Runs every torch call as usual, then records formulas for small outputs that require grad."""
+    """Runs every torch call as usual, then records formulas for small outputs that require grad.
+
+    After MAX_CALLS calls it stops recording and leaves torch's mode stack at
+    the next line of Python (see _leave_when_on_top), so the rest of the step
+    pays nothing for it.
+    """
 
     def __init__(self, recorder: Recorder = RECORDER):
         super().__init__()
         self.recorder = recorder
         self.flipped_requires_grad = False  # the inspector's hint: may any flag have changed?
+        self.calls = 0
+        self.stopped = False  # past MAX_CALLS: calls pass straight through until the mode is off the stack
+        self.off_stack = False
+        self._traced_frames: list = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        self.calls += 1
+        if self.calls > MAX_CALLS:
+            if not self.stopped:
+                self._stop()
+            return func(*args, **kwargs)
         kind = _kinds.get(func)
         if kind is None:
             name = op_name(func)
@@ -586,7 +631,8 @@ class ShadowMode(TorchFunctionMode):
         if is_backward:
             return self._backward(func, args, kwargs)
         before = None
-        if in_place and args and isinstance(args[0], torch.Tensor) and args[0].numel() <= MAX_ELEMENTS:
+        if in_place and args and isinstance(args[0], torch.Tensor) and args[0].numel() <= MAX_ELEMENTS \
+                and torch.is_grad_enabled():  # under no_grad, record() only marks the output as changed
             if _any_requires_grad(args):
                 before = self._safe(lambda: self.recorder.shadow_of(args[0]))
         out = func(*args, **kwargs)
@@ -597,6 +643,53 @@ class ShadowMode(TorchFunctionMode):
             return out
         self._safe(lambda: self.recorder.record(func, name, args, kwargs, out, before))
         return out
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self._stop_tracing()
+        if not self.off_stack:
+            super().__exit__(exc_type, exc_value, traceback)
+
+    def _stop(self) -> None:
+        self.stopped = True
+        self.flipped_requires_grad = True  # untraced calls may flip any flag
+        self.recorder.cut()
+        self._leave_when_on_top()
+
+    def _leave_when_on_top(self) -> None:
+        """Pop this mode off torch's stack at the next line of Python run outside a torch call.
+
+        Inside __torch_function__ torch has taken the mode off its stack and puts it back
+        afterwards, so it cannot leave from here. A line tracer on the frames below does it
+        instead: at their next line the mode is on top again, and is popped (as its own
+        __exit__ would); the tracer then removes itself. A tracer already set (a debugger)
+        is left alone: the mode then just passes calls through.
+        """
+        if sys.gettrace() is not None:
+            return
+        frame = sys._getframe(1)
+        while frame is not None:
+            self._traced_frames.append(frame)
+            frame = frame.f_back
+
+        def tracer(frame, event, arg):
+            stack = torch._C._len_torch_function_stack()
+            if stack and torch._C._get_function_stack_at(stack - 1) is self:
+                torch._C._pop_torch_function_stack()
+                self.off_stack = True
+                self._stop_tracing()
+                return None
+            return tracer
+
+        for frame in self._traced_frames:
+            frame.f_trace = tracer
+        sys.settrace(tracer)
+
+    def _stop_tracing(self) -> None:
+        if self._traced_frames:
+            sys.settrace(None)
+            for frame in self._traced_frames:
+                frame.f_trace = None
+            self._traced_frames = []
 
     def _backward(self, func, args, kwargs):
         root = args[0] if args else None

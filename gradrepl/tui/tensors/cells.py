@@ -63,9 +63,9 @@ def row_cells(row: dict[str, Any]) -> dict[str, Text]:
         "name": Text(visible(label(row))),
         "requires_grad": flag(row.get("requires_grad")),
         "is_leaf": flag(row.get("is_leaf")),
-        "grad_fn": Text(row.get("grad_fn") or "—", style="" if row.get("grad_fn") else "dim"),
+        "grad_fn": Text(visible(row.get("grad_fn") or "—"), style="" if row.get("grad_fn") else "dim"),
         "grad": Text(summary(row.get("grad")), style="" if row.get("grad") is not None else "dim"),
-        "value": Text(error, style="red") if error else Text(summary(row.get("value"))),
+        "value": Text(visible(error), style="red") if error else Text(summary(row.get("value"))),
         "shape": Text(shape(row.get("shape"))),
         "dtype": Text(str(row.get("dtype", "")).removeprefix("torch.")),
     }

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from gradrepl.terminal_text import visible
 from gradrepl.tui.tensors.cells import shape, summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
 from gradrepl.tui.tensors.graph_tree import GraphTree
@@ -68,9 +69,9 @@ def values_text(row: dict[str, Any]) -> Text:
     text = Text()
     if row.get("aliases"):
         text.append("also named  ", style="bold")
-        text.append(", ".join(map(str, row["aliases"])) + "\n")
+        text.append(visible(", ".join(map(str, row["aliases"]))) + "\n")
     if row.get("inspect_error"):
-        text.append(str(row["inspect_error"]) + "\n", style="red")
+        text.append(visible(str(row["inspect_error"])) + "\n", style="red")
     text.append("value  ", style="bold")
     text.append(summary(row.get("value"), width=None) if row else "?")
     text.append("\n.grad  ", style="bold")

@@ -1,0 +1,72 @@
+"""Code inside a step at torch's own pace (issue 15, section 1).
+
+A small-tensor training loop (four scalar parameters, a 200-point input, 1,500
+iterations) times itself; the same script runs under plain `python` and under
+`gradrepl run` (the loop is one step, with the shadow recorder, the
+accumulation watch and the inspector around it). Goal: at most 1.10x plain python.
+
+Run: .venv/bin/python benchmarks/bench_step.py [--quick]
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from sizes import pick
+
+GRADREPL = Path(sys.executable).with_name("gradrepl")
+LOOP = """\
+import time
+import torch
+
+xs = torch.linspace(-1, 1, 200)
+ys = 0.5 * xs**3 - xs + 0.2
+a, b, c, d = (torch.zeros((), requires_grad=True) for _ in range(4))
+started = time.perf_counter()
+for _ in range({iterations}):
+    pred = a * xs**3 + b * xs**2 + c * xs + d
+    loss = ((pred - ys) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        for p in (a, b, c, d):
+            p -= 0.1 * p.grad
+            p.grad = None
+print(f"loop took {{time.perf_counter() - started:.6f}} s, loss {{loss.item():.6f}}")
+"""
+TIMED = re.compile(r"loop took ([0-9.]+) s, loss ([0-9.]+)")
+
+
+def timed(command: list[str]) -> tuple[float, str]:
+    """The loop's own time and final loss, as the script printed them."""
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    found = TIMED.search(done.stdout)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"{command} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return float(found.group(1)), found.group(2)
+
+
+def main() -> None:
+    iterations, runs = pick(1500, 150), pick(5, 1)
+    with tempfile.NamedTemporaryFile("w", suffix=".py") as script:
+        script.write(LOOP.format(iterations=iterations))
+        script.flush()
+        plain, ours = [], []
+        for _ in range(runs):  # interleaved, so a busy moment of the machine hits both sides
+            seconds, plain_loss = timed([sys.executable, script.name])
+            plain.append(seconds)
+            seconds, our_loss = timed([str(GRADREPL), "run", script.name])
+            ours.append(seconds)
+    if plain_loss != our_loss:
+        raise RuntimeError(f"the loop ended with loss {our_loss} in gradrepl but {plain_loss} in python")
+    print(f"training loop, {iterations:,} iterations, timed by the script (median of {runs}): "
+          f"python {statistics.median(plain):.3f} s, gradrepl run {statistics.median(ours):.3f} s, "
+          f"ratio {statistics.median(ours) / statistics.median(plain):.2f}x (goal <= 1.10x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Cold start: the zygote starts before the frontend has parsed its flags, and the first kernel
+does not wait for what only some requests need (sympy, jedi, torch._dynamo)."""
+
+import asyncio
+import os
+
+import pytest
+
+from gradrepl import cli
+from gradrepl.kernel import client
+from gradrepl.session import Session
+
+
+@pytest.mark.parametrize("argv, starts", [
+    (["run", "script.py"], True),
+    (["--memory-limit", "2G", "check", "x**2", "--at", "x=1"], True),  # a flag's value is not the command
+    ([], True),                      # the tutor itself
+    (["--plain"], True),
+    (["lessons"], False),
+    (["run", "--help"], False),
+    (["--version"], False),
+])
+def test_commands_that_need_a_kernel_start_the_zygote_first(argv, starts):
+    assert cli._starts_a_kernel(argv) is starts
+
+
+async def test_the_first_session_adopts_the_early_zygote_and_runs_steps():
+    client.start_zygote_early()
+    early = client._early.process
+    async with Session() as session:
+        assert session.client.zygote.process is early  # no second interpreter importing torch
+        assert (await session.execute("6 * 7")).result == "42"
+    assert early.poll() is not None  # closing the session ended it
+    assert client._early is None
+
+
+async def test_a_session_with_other_settings_ends_the_early_zygote_and_starts_its_own():
+    from gradrepl.kernel.options import KernelOptions
+
+    client.start_zygote_early()
+    early, early_scratch = client._early.process, client._early.args[0]
+    async with Session(KernelOptions(disk_limit=32 << 20)) as session:
+        assert session.client.zygote.process is not early and early.poll() is not None
+        assert session.client.scratch_dir != early_scratch
+        assert (await session.execute("6 * 7")).result == "42"
+    assert client._early is None
+
+
+def test_an_early_zygote_nobody_needed_is_ended():
+    client.start_zygote_early()
+    early = client._early.process
+    scratch_dir = client._early.args[0]
+    client.discard_early_zygote()
+    assert early.poll() is not None and client._early is None
+    assert not os.path.exists(scratch_dir)  # nobody claimed its scratch folder
+
+
+async def test_the_first_kernel_is_lean_and_later_kernels_get_the_rest_warm():
+    probe = "import sys\n[name in sys.modules for name in ('sympy', 'jedi', 'torch._dynamo')]"
+    async with Session() as session:
+        assert (await session.execute(probe)).result == "[False, False, False]"
+        check = await session.check_expr("x**2 + 3*x", {"x": 2.0})  # imports sympy on first use
+        assert check["agree"] is True
+        for _ in range(100):  # the zygote imports one module per idle moment (0.2 s)
+            await asyncio.sleep(0.2)
+            await session.restart()
+            if (await session.execute(probe)).result == "[True, True, True]":
+                break
+        else:
+            pytest.fail("kernels forked from an idle zygote never had sympy, jedi and torch._dynamo")
+
+
+async def test_a_one_shot_command_does_not_warm_the_zygote_behind_its_steps():
+    from gradrepl.kernel.options import KernelOptions
+
+    probe = "import sys\n'torch._dynamo' in sys.modules or 'sympy' in sys.modules"
+    async with Session(KernelOptions(warm_later=False)) as session:  # as `gradrepl run` and `check` start it
+        await asyncio.sleep(1.5)  # long enough for an idle zygote to import its first modules
+        await session.restart()
+        assert (await session.execute(probe)).result == "False"
