@@ -28,7 +28,9 @@ def question(uid: str):
     ("non-scalar/vector-backward", "raises an error"),
     ("tracking/opt-in-later", "w.requires_grad = True"),
     ("accumulation/zero-it", "x.grad.fill_(0)"),
-    ("leaves-and-hooks/keep-h-grad", "h = x * 3; h.retain_grad(); (h ** 2).backward()"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3; h.retain_grad(); (h ** 2).backward(); grad_h = h.grad"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\ngrad_h, = torch.autograd.grad(h ** 2, h)"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()"),
 ])
 async def test_right_answers_in_another_spelling_are_accepted(session, uid, answer):
     graded = await grade(question(uid), answer, session)
@@ -49,8 +51,12 @@ async def test_a_grad_fn_written_as_its_repr_is_accepted_field_by_field(session)
     ("retain-graph/twice-on-purpose", "y = x ** 2 + 3 * x\ny.backward()\ny = x ** 2 + 3 * x\ny.backward()",
      "backward did not run through the given y twice"),
     ("parameters/freeze-first", "model[0].eval()", "eval() and no_grad() do not change a parameter's flag"),
-    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\nz.backward()\nh.retain_grad()",
-     "call it before backward() runs"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\nz.backward()\nh.retain_grad()\ngrad_h = h.grad",
+     "only when asked to before it runs"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw = w + 1\n(w ** 2).sum().backward()",
+     "w must be a leaf that requires grad"),
+    ("module-loop/write-the-loop", "for step in range(100):\n    loss = loss_fn(model(X), Y)\n    loss.backward()\n"
+                                   "    opt.step()", "the loss is still above 0.01"),
     ("training-loop/one-step", "with torch.no_grad():\n    w = w - lr * w.grad\n    b = b - lr * b.grad",
      "w or b is a new tensor now"),
     ("accumulation-on-purpose/accumulate-right",
@@ -97,3 +103,28 @@ def test_the_quick_check_lists_an_english_title_first_and_keeps_the_heading_insi
     lesson = COURSE.get("accumulation")
     assert lesson.title.startswith("Quick check (त्वरित जाँच)")
     assert lesson.steps[0].text.startswith("# त्वरित जाँच")
+
+
+def test_the_course_has_at_least_four_coding_exercises_whose_starter_code_fails():
+    exercises = [q for q in COURSE.questions if q.starter]
+    assert len(exercises) >= 4
+    assert all(q.type == "task" and q.starter.strip() != q.solution.strip() for q in exercises)
+
+
+@pytest.mark.parametrize("uid", ["training-loop/one-step", "tracking/opt-in-later", "accumulation/zero-it",
+                                 "retain-graph/twice-on-purpose"])
+async def test_a_tasks_helper_variables_never_reach_the_learners_panel(session, uid):
+    from gradrepl.tutor.grading import prepare
+
+    assert await prepare(question(uid), session) == []
+    names = set(session.tensors) | {alias for row in session.tensors.values() for alias in row.get("aliases", [])}
+    assert names and not [n for n in names if n.startswith("_") or n in ("w0", "b0", "gw", "gb")]
+
+
+@pytest.mark.parametrize("uid, answer", [
+    ("non-scalar/pass-a-seed", "y.backward(torch.ones(2))"),   # torch's message ends "torch.Size([3])."
+    ("tracking/opt-in-later", "pass"),                        # the check's message ends with a period
+])
+async def test_feedback_never_doubles_a_period(session, uid, answer):
+    graded = await grade(question(uid), answer, session)
+    assert not graded.correct and ".." not in graded.feedback.replace("...", ""), graded.feedback

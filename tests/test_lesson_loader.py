@@ -236,3 +236,47 @@ def test_lessons_command_lists_the_course_as_json(tmp_path):
     assert [(r["id"], r["title"]) for r in rows] == [("demo", "Demo: a lesson")]
     assert rows[0]["path"].endswith("01-demo.md") and rows[0]["questions"][0] == "demo/slope"
     assert f"{tmp_path / '02-bad.md'}:1: a lesson starts with YAML front matter" in done.stderr
+
+
+EXERCISE = """---
+id: ex
+title: Exercise
+---
+
+```question
+id: fix
+type: task
+prompt: Fix it.
+given: |
+  w = torch.ones(3)
+setup: |
+  _w_given = w
+starter: |
+  w = torch.ones(3, requires_grad=True)
+checks:
+  - check: w.requires_grad
+    message: w does not require grad.
+  - check: w is _w_given
+    message: w is a new tensor.
+solution: |
+  w.requires_grad_(True)
+```
+"""
+
+
+def test_a_task_with_named_checks_a_starter_and_given_code():
+    fix = parse_lesson(EXERCISE, "ex.md").question("fix")
+    assert [(c.expr, c.message) for c in fix.checks] == [("w.requires_grad", "w does not require grad."),
+                                                          ("w is _w_given", "w is a new tensor.")]
+    assert fix.check == "(w.requires_grad) and (w is _w_given)"
+    assert fix.starter == "w = torch.ones(3, requires_grad=True)\n"
+    # The hidden helper in setup is not shown; the code to fix is.
+    assert fix.quiz_code == ("w = torch.ones(3)\n# This code has a bug; enter it fixed:\n"
+                             "w = torch.ones(3, requires_grad=True)")
+
+
+def test_malformed_checks_and_a_starter_with_a_syntax_error_are_reported():
+    found = problems_of(EXERCISE.replace("    message: w is a new tensor.\n", "")
+                        .replace("  w = torch.ones(3, requires_grad=True)", "  w = torch.ones(3,"))
+    assert any("question 'fix': 'checks' is a list of {check, message}" in p for p in found)
+    assert any("question 'fix' starter: syntax error" in p for p in found)

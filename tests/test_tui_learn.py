@@ -169,8 +169,13 @@ async def answer(pilot, card: QuestionCard, recorder: Recorder) -> Graded:
     return run_events(recorder, Graded)[-1]
 
 
-async def choose(pilot, card: QuestionCard, option: int) -> None:
+async def choose(pilot, card: QuestionCard, option: int, recorder: Recorder) -> Graded:
+    """Pick an option: a click (or Enter) on it selects it and answers with it."""
+    graded = len(run_events(recorder, Graded))
     await click(pilot, card.query_one(f"#option-{option}"))
+    await until(pilot, lambda: len(run_events(recorder, Graded)) > graded, "the grade")
+    await pilot.pause()
+    return run_events(recorder, Graded)[-1]
 
 
 async def to_the_task(pilot, app: GradReplApp, recorder: Recorder) -> QuestionCard:
@@ -179,8 +184,7 @@ async def to_the_task(pilot, app: GradReplApp, recorder: Recorder) -> QuestionCa
     await next_step(pilot, pane)
     await next_step(pilot, pane)
     choice = app.query_one("#step-2", QuestionCard)
-    await choose(pilot, choice, 0)
-    await answer(pilot, choice, recorder)
+    await choose(pilot, choice, 0, recorder)
     await until(pilot, lambda: choice.done, "the choice to close")
     await next_step(pilot, pane)
     return app.query_one("#step-3", QuestionCard)
@@ -199,8 +203,7 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
         await next_step(pilot, pane)
         card = app.query_one("#step-2", QuestionCard)
         assert app.query_one("#lesson-next", Button).disabled  # no going on before answering
-        await choose(pilot, card, 1)
-        wrong = await answer(pilot, card, recorder)
+        wrong = await choose(pilot, card, 1, recorder)
         assert not wrong.grade.correct
         assert "optimizer only updates the parameters you pass it" in card.feedback_text
         assert card.feedback_text.startswith("✗") and not card.done
@@ -208,8 +211,7 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
         await until(pilot, lambda: "the flag only turns recording on" in shown(words), "the feedback rendered")
         assert "*" not in shown(words) and styled(words, "italic") == ["only"]  # Markdown, not literal stars
 
-        await choose(pilot, card, 0)
-        right = await answer(pilot, card, recorder)
+        right = await choose(pilot, card, 0, recorder)
         assert right.grade.correct and card.feedback_text.startswith("✓ Right.")
         await until(pilot, lambda: card.done, "the question to close")
         assert "answer: Autograd records the operations done with it" in card.feedback_text
@@ -372,3 +374,94 @@ async def test_a_failed_check_puts_the_namespace_back_where_the_task_started(cou
         app.query_one(CodeInput).focus()
         await pilot.press("up")  # the attempt is one key away, to edit and run again
         assert app.query_one(CodeInput).text == "(x * 3).backward()"
+
+
+EXERCISES = '''---
+id: exercises
+title: Exercises
+version: 1
+---
+
+```python
+x = torch.tensor(2.0, requires_grad=True)
+```
+
+```question
+id: long-choice
+type: choice
+prompt: Which is right?
+options:
+  - text: A wrong option whose words go on for long enough that a narrow lesson pane must wrap them over several lines rather than cut them off with an ellipsis
+    feedback: Not this one.
+  - text: The right option, whose words also go on for long enough that a narrow lesson pane must wrap them over more lines
+    correct: true
+hints:
+  - one
+  - two
+```
+
+```question
+id: fix-it
+type: task
+prompt: This code should leave 12 in `grad_h`, but it comes out None. Fix it and run it.
+starter: |
+  h = x * 3
+  (h ** 2).backward()
+  grad_h = h.grad
+check: grad_h is not None and abs(grad_h.item() - 12.0) < 1e-6
+solution: |
+  h = x * 3
+  h.retain_grad()
+  (h ** 2).backward()
+  grad_h = h.grad
+hints:
+  - one
+  - two
+```
+'''
+
+
+async def test_enter_on_an_option_answers_and_long_options_wrap_then_an_exercise_fills_the_console(tmp_path):
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    (folder / "01-exercises.md").write_text(EXERCISES, encoding="utf-8")
+    recorder = Recorder()
+    app = learn_app(folder, "exercises")
+    async with app.run_test(size=(110, 45), message_hook=recorder) as pilot:
+        pane = await opened(pilot, app, "exercises")
+        await next_step(pilot, pane)
+        card = app.query_one("#step-1", QuestionCard)
+        options = [card.query_one(f"#option-{i}") for i in range(2)]
+        await pilot.pause()
+        assert all(option.size.height >= 2 for option in options)  # wrapped, not cut off
+        rendered = [str(option.render_line(y)) for option in options for y in range(option.size.height)]
+        assert not any("…" in line for line in rendered)
+        radio = card.query_one("RadioSet")
+        radio.focus()
+        await pilot.pause()
+        # The options are shown shuffled: the highlight starts on the first shown; move it to the right one.
+        for _ in range(card.order.index(1)):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await until(pilot, lambda: card.done, "Enter to answer with the highlighted option")
+        assert run_events(recorder, Graded)[-1].grade.correct
+
+        await next_step(pilot, pane)
+        code_input = app.query_one(CodeInput)
+        await until(pilot, lambda: code_input.has_focus and "grad_h = h.grad" in code_input.text,
+                    "the starter code in the console's input")
+        assert code_input.text == "h = x * 3\n(h ** 2).backward()\ngrad_h = h.grad"
+
+
+async def test_text_typed_on_the_tensor_panel_goes_into_the_console(course):
+    app = learn_app(course, "alpha", start_kernel=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot, app, "alpha")
+        await pilot.pause(0.5)  # the pane puts the keyboard on its Continue button once the step is shown
+        table = app.query_one(TensorTable)
+        app.query_one(CodeInput).focus()
+        await pilot.press("f2")  # the learner moves to the panel
+        assert app.focused is table
+        await pilot.press(*"x.grad")
+        code_input = app.query_one(CodeInput)
+        assert code_input.has_focus and code_input.text == "x.grad"

@@ -198,3 +198,19 @@ def test_gradrepl_quiz_in_a_terminal_opens_the_screen_and_quitting_keeps_the_ans
         subprocess.run([*server, "kill-server"], capture_output=True)
     with ProgressStore.open() as store:
         assert [r.question_id for r in store.reviews()] == [uid]
+
+
+async def test_an_answer_in_the_wrong_form_is_asked_again_and_not_recorded(course, store, session):
+    quiz = start_quiz(course, spaced_for(store), lambda question, answer: grade(question, answer, session), seed=1)
+    quiz.questions = [q for q in quiz.questions if q.uid == "tuiquiz/square"]
+    app = QuizApp(quiz, lesson_titles={"tuiquiz": "quiz screen"})
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "the slope of x squared")
+        await until(pilot, lambda: app.phase == "asking" and "could not be read as an answer" in shown(app),
+                    "the form asked for", timeout=KERNEL_WAIT)
+        assert quiz.results == [] and store.reviews() == []
+        app.query_one(".quiz-answer").value = ""
+        await type_line(pilot, "6")
+        await answer_graded(pilot, app, 1)
+        assert quiz.results[0].correct
+    assert [r.answer for r in store.reviews()] == ["6"]

@@ -240,6 +240,9 @@ class TextView:
         self.say(f"? {question.prompt}")
         if question.code:
             self._code(question.code)
+        if question.starter:
+            self.say("  This code has a bug; enter it fixed:")
+            self._code(question.starter)
         for n, index in enumerate(event.order, 1):
             self.say(f"  {n}. {question.options[index].text}")
         if question.tolerance is not None and question.type == "numeric":

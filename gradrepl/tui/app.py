@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -110,6 +110,15 @@ class GradReplApp(App):
                 yield TensorDetails(id="details")
         yield StatusBar(id="status")
         yield Footer()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typed text belongs to the console: a printable key pressed on the tensor panel (which takes no
+        text) goes into the console's input, and the keyboard with it."""
+        if event.is_printable and event.character and isinstance(self.focused, TensorTable):
+            code_input = self.query_one(CodeInput)
+            code_input.focus()
+            code_input.insert(event.character)
+            event.stop()
 
     def on_mount(self) -> None:
         self._apply_breakpoint()
@@ -312,6 +321,10 @@ class GradReplApp(App):
 
     @on(FocusConsole)
     def _focus_console(self, message: FocusConsole) -> None:
+        code_input = self.query_one(CodeInput)
+        if message.text and not code_input.text.strip():  # never over what the learner typed
+            code_input.load_text(message.text.rstrip("\n"))
+            code_input.move_cursor(code_input.document.end)
         self.focus_input()
 
     @on(LessonJob)

@@ -125,8 +125,14 @@ class ConsoleNotice(Message):
     style: str = "dim"
 
 
+@dataclass
 class FocusConsole(Message):
-    """A widget hands the keyboard to the console's input (a task's code is typed there)."""
+    """A widget hands the keyboard to the console's input (a task's code is typed there).
+
+    ``text``: code to put into an empty input first (a coding exercise's starter code).
+    """
+
+    text: str = ""
 
 
 @dataclass

@@ -398,9 +398,9 @@ async def grade_task_state(question: Question, session, on_step: OnStep | None =
         return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip())
     problems = await prepare(question, session, on_step)
     if problems:
-        return Grade(False, f"Not yet: {why}. The lesson could not rebuild where this task started: "
+        return Grade(False, f"Not yet: {_clause(why)}. The lesson could not rebuild where this task started: "
                      + "; ".join(problems), question.solution.strip())
-    return Grade(False, f"Not yet: {why}. The namespace is back to where this task started; your lines are "
+    return Grade(False, f"Not yet: {_clause(why)}. The namespace is back to where this task started; your lines are "
                  "in the history (↑) to edit and try again.", question.solution.strip(), restored=True,
                  failed_check=why)
 
@@ -418,8 +418,13 @@ async def grade_task(question: Question, code: str, session, *, in_place: bool =
         return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip(), steps=steps)
     reason = f"your code raised {error.type}: {error.message}" if error else why
     await prepare(question, session)
-    return Grade(False, f"Not yet: {reason}. The namespace is back as it was before your attempt.",
+    return Grade(False, f"Not yet: {_clause(reason)}. The namespace is back as it was before your attempt.",
                  question.solution.strip(), restored=True, steps=steps, failed_check="" if error else why)
+
+
+def _clause(text: str) -> str:
+    """A sentence (a check's message, torch's error text) to be followed by our own period: no ".."."""
+    return text.rstrip().rstrip(".")
 
 
 def _same_text(a: str, b: str) -> bool:

@@ -40,7 +40,7 @@ _EXTRA = {
     "choice": {"options", "ask", "tolerance"},
     "predict": {"ask", "tolerance", "misconceptions", "compare"},
     "predict_state": {"ask", "fields"},
-    "task": {"check", "checks", "solution"},
+    "task": {"check", "checks", "solution", "starter"},
     "derive": {"function", "variable", "solution"},
     "numeric": {"ask", "tolerance", "misconceptions"},
 }
@@ -134,6 +134,7 @@ class Question:
     explanation: str = ""
     given: str = ""  # code the question depends on that ran earlier, shown (never run) with the question
     checks: list[Check] = field(default_factory=list)  # task: every one must hold, in order
+    starter: str = ""  # task as a coding exercise: buggy code put into the editor for the learner to fix
     # What the lesson ran before this question, in order: replaying it in a
     # fresh kernel rebuilds the namespace the question is asked in.
     context: list[Source] = field(default_factory=list)
@@ -150,8 +151,14 @@ class Question:
 
     @property
     def quiz_code(self) -> str:
-        """The code a question shows out of its lesson (the quiz): what it depends on, its setup, its code."""
-        return "\n".join(part for part in (self.given.strip(), self.setup.strip(), self.code.strip()) if part)
+        """The code a question shows out of its lesson (the quiz): what it depends on, then its own code.
+
+        ``given`` is the author's account of the context and replaces the setup (which may hold hidden
+        helpers such as ``_w_given``); without it the setup is shown.
+        """
+        starter = f"# This code has a bug; enter it fixed:\n{self.starter.strip()}" if self.starter.strip() else ""
+        return "\n".join(part for part in (self.given.strip() or self.setup.strip(), self.code.strip(), starter)
+                         if part)
 
     @property
     def computed(self) -> bool:
@@ -475,7 +482,7 @@ def _question(content: str, path: str, fence_line: int, lesson_id: str, problems
             complain(key, f"{label}: a {qtype} question needs {key!r}")
     for key in sorted(set(data) - _COMMON - _EXTRA[qtype]):
         complain(key, f"{label}: unknown key {key!r} for a {qtype} question")
-    for key in ("setup", "code", "solution"):
+    for key in ("setup", "code", "solution", "starter"):
         _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems)
     for key in ("ask", "check"):
         _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems, mode="eval")
@@ -509,6 +516,7 @@ def _question(content: str, path: str, fence_line: int, lesson_id: str, problems
         ask=str(data.get("ask") or "").strip(), options=options, solution=str(data.get("solution") or ""),
         check=" and ".join(f"({c.expr})" for c in checks) if len(checks) > 1 else (checks[0].expr if checks else ""),
         tolerance=tolerance, fields=fields, checks=checks, given=str(data.get("given") or "").strip("\n"),
+        starter=str(data.get("starter") or ""),
         function=str(data.get("function") or ""), variable=str(data.get("variable") or ""),
         misconceptions=misconceptions, compare=compare, explanation=str(data.get("explanation") or "").strip(),
     )

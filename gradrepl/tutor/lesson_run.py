@@ -109,6 +109,8 @@ class Asked(Event):
                                  "hints": len(question.hints)}
         if question.code:
             event["code"] = question.code
+        if question.starter:
+            event["starter"] = question.starter
         if question.ask:
             event["ask"] = question.ask
         if question.options:

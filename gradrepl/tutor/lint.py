@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradrepl.tutor.answers import matches, read_answer
+from gradrepl.tutor.grading import check_holds, prepare
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, Problem, load_lesson
 from gradrepl.tutor.keys import KeyKernel
-from gradrepl.tutor.lesson_run import KeyAnswerer, LessonRun, Summary
+from gradrepl.tutor.lesson_rules import giveaway_problems, hint_problems
+from gradrepl.tutor.lesson_run import CellRan, KeyAnswerer, LessonRun, Summary
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per step
 DERIVE_POINTS = (0.7, 1.3, 2.1)
@@ -60,12 +62,14 @@ def lint_static(files: list[Path]) -> tuple[list[Lesson], list[str]]:
             continue
         seen[lesson.id] = lesson.path
         lessons.append(lesson)
+        problems.extend(hint_problems(lesson))
     return lessons, problems
 
 
 async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_LIMIT) -> list[str]:
     """Play the lesson twice with its own keys and report what does not hold."""
-    first, first_keys = await _play(lesson, session, seed=1)
+    outputs: dict[int, str] = {}
+    first, first_keys = await _play(lesson, session, seed=1, outputs=outputs)
     second, second_keys = await _play(lesson, session, seed=2)
     problems = list(first.problems)
     by_uid = {q.uid: q for q in lesson.questions}
@@ -89,9 +93,12 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
     if first.slowest_ms > time_limit * 1000:
         problems.append(f"{lesson.path}:{first.slowest_line}: a step took {first.slowest_ms / 1000:.1f} s "
                         f"(the limit is {time_limit:g} s per step)")
+    problems.extend(giveaway_problems(lesson, first_keys.keys, outputs))
     for question in lesson.questions:
         if question.type == "derive":
             problems.extend(await _derive_problems(question, session))
+        if question.starter:
+            problems.extend(await _starter_problems(question, session))
     return problems
 
 
@@ -106,11 +113,28 @@ async def lint(paths: list[str | Path], session, time_limit: float = DEFAULT_TIM
     return report
 
 
-async def _play(lesson: Lesson, session, seed: int) -> tuple[Summary, KeyKernel]:
+async def _play(lesson: Lesson, session, seed: int,
+                outputs: dict[int, str] | None = None) -> tuple[Summary, KeyKernel]:
+    """One run answered by the keys; ``outputs`` (if given) collects what each cell printed and returned."""
+    def keep_output(event) -> None:
+        if outputs is not None and isinstance(event, CellRan):
+            outputs[event.step] = "\n".join(part for part in (event.result.stdout, event.result.result) if part)
+
     # A different seed per run: forked kernels share one RNG state, which would hide unseeded randomness.
     keys = KeyKernel(session, owned=False, prelude=f"torch.manual_seed({seed})")
-    run = LessonRun(lesson, session, keys, lambda event: None, auto=True, verify=True)
+    run = LessonRun(lesson, session, keys, keep_output, auto=True, verify=True)
     return await run.play(KeyAnswerer(), 0), keys
+
+
+async def _starter_problems(question, session) -> list[str]:
+    """An exercise's starter code must fail its check: the bug is the point."""
+    problems = [str(p) for p in await prepare(question, session)]
+    await session.execute(question.starter)
+    holds, _ = await check_holds(question, session)
+    if holds:
+        problems.append(f"{question.path}:{question.line}: task {question.id!r}: the starter code already passes "
+                        "the check, so there is nothing to fix")
+    return problems
 
 
 def _key_problems(question, key) -> list[str]:

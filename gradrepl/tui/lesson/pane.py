@@ -51,6 +51,7 @@ class LessonPane(Vertical):
         self.run: LessonRun | None = None
         self._opening: str | None = None  # the lesson whose progress is being read
         self._shuffle_seed = secrets.token_hex(4)  # a new option order each visit
+        self._started: set[str] = set()  # exercises whose starter code was put into the console
 
     @property
     def lesson(self) -> Lesson | None:
@@ -388,7 +389,10 @@ class LessonPane(Vertical):
             return
         if step.kind == "question" and not self._card(index).done:
             if step.question.type == "task":
-                self.post_message(FocusConsole())
+                # A coding exercise's starter code goes into the console once per visit, to be fixed there.
+                starter = step.question.starter if step.question.uid not in self._started else ""
+                self._started.add(step.question.uid)
+                self.post_message(FocusConsole(starter))
             else:
                 self._card(index).focus_answer()
         else:

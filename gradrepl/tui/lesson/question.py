@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Markdown, RadioButton, RadioSet, Static
 
@@ -34,6 +35,13 @@ from gradrepl.tutor.asking import (
 from gradrepl.tutor.grading import Grade
 from gradrepl.tutor.lesson import Question
 
+class OptionButton(RadioButton):
+    """An option whose words wrap over as many lines as they need (a RadioButton keeps one line, cut with "…")."""
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return max(1, self.render().get_height(self.styles, width))
+
+
 class QuestionCard(Vertical):
     """A question as the learner sees it; `order` is the shuffled option order."""
 
@@ -46,6 +54,7 @@ class QuestionCard(Vertical):
     QuestionCard #verdict-words > MarkdownParagraph:last-child, QuestionCard #hints > MarkdownParagraph:last-child {
         margin: 0;
     }
+    QuestionCard RadioSet > RadioButton { height: auto; text-wrap: wrap; text-overflow: fold; }
     """
 
     @dataclass
@@ -74,7 +83,7 @@ class QuestionCard(Vertical):
             yield Markdown(fenced(question.code), classes="question-code")
         if question.type == "choice":
             # Content, not markup: option text such as `x[0]` must read as written.
-            yield RadioSet(*(RadioButton(Content(question.options[i].text), id=f"option-{i}") for i in self.order),
+            yield RadioSet(*(OptionButton(Content(question.options[i].text), id=f"option-{i}") for i in self.order),
                            classes="question-options")
         elif question.type == "predict_state":
             for name in question.fields:
@@ -82,6 +91,11 @@ class QuestionCard(Vertical):
                     yield Label(field_label(question, name), classes="state-label")
                     yield Input(placeholder=FIELD_PLACEHOLDERS[name], id=f"field-{name}", classes="answer-input",
                                 compact=True)
+        elif question.type == "task" and question.starter:
+            yield Markdown(fenced(question.starter), classes="question-code")
+            yield Static(Text("This code is in the console's input: fix it there and run it, then press Check. "
+                              "You are graded on the state it leaves; a Check that fails puts the namespace "
+                              "back to where the exercise started.", style="italic"), classes="task-help")
         elif question.type == "task":
             yield Static(Text("Type code in the console until the check holds, then press Check. "
                               "You are graded on the state, not on the text; a Check that fails puts "
@@ -127,6 +141,11 @@ class QuestionCard(Vertical):
             inputs[index + 1].focus()  # predict_state: Enter moves to the next field
         else:
             self._send_answer()
+
+    @on(RadioSet.Changed)
+    def _option_chosen(self, event: RadioSet.Changed) -> None:
+        event.stop()
+        self._send_answer()  # Enter (or a click) on an option selects it and answers with it
 
     @on(Button.Pressed, "#hint-button")
     def _hint_pressed(self, event: Button.Pressed) -> None:

@@ -166,6 +166,11 @@ class QuizApp(App):
 
     @on(AnswerGraded)
     def _answer_graded(self, message: AnswerGraded) -> None:
+        if message.result.retry:  # the answer was in another form than asked: nothing recorded, answer again
+            self.view.say(Text(message.result.feedback, style="bold yellow"))
+            self.view.freeze(False)
+            self._enter_phase("asking")
+            return
         self.view.show_result(message.result, self.quiz.spaced.now())
         self._enter_phase("answered")
         self.call_after_refresh(self.query_one("#quiz-body").scroll_end, animate=False)
