@@ -18,8 +18,8 @@ INDENT = "    "
 _DEDENT_AFTER = re.compile(r"^\s*(return|pass|break|continue|raise)\b")
 # Lines that continue the compound statement above them rather than start a new one.
 _CONTINUES_BLOCK = ("else", "elif", "except", "finally")
-# `obj?`, `obj??`, `?obj`: a help request, whole on one line.
-HELP_LINE = re.compile(r"^\s*(?:(?P<pre>\?{1,2})\s*(?P<expr1>[^?\n]+?)|(?P<expr2>[^?\n]+?)\s*(?P<post>\?{1,2}))\s*$")
+# `obj?`, `obj??`, `?obj`: a help request, whole on one line (a comment ending in "?" is not one).
+HELP_LINE = re.compile(r"^(?!\s*#)\s*(?:(?P<pre>\?{1,2})\s*(?P<expr1>[^?\n]+?)|(?P<expr2>[^?\n]+?)\s*(?P<post>\?{1,2}))\s*$")
 
 
 def is_complete(text: str) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+from gradrepl.terminal_text import visible, visible_step
+
 COLUMNS = ("name", "shape", "dtype", "req_grad", "leaf", "grad_fn", ".grad", "value")
 MIN_COLUMN = 4  # a narrow console wraps cells down to this many columns, never further
 GAP = "  "
@@ -58,6 +60,7 @@ def step_text(result, width: int | None = None) -> str:
     """What one step did, as the plain REPL and `gradrepl run` print it (a StepResult in, lines out).
 
     A help page is printed whole here; the plain REPL pages it instead (see display_text)."""
+    result = visible_step(result)
     lines = [text[:-1] if text.endswith("\n") else text for text in (result.stdout, result.stderr) if text]
     lines += [text for text in (result.result, display_text(result.display)) if text is not None]
     if result.error:
@@ -89,7 +92,7 @@ def tensor_table(rows: list[dict], all_rows: bool = False, width: int | None = N
     onto more lines, cell by cell, so a row stays a row."""
     if not rows:
         return "(no live tensors)"
-    body = [row_cells(row) for row in rows]
+    body = [row_cells({**row, "name": visible(row["name"])}) for row in rows]
     headers = list(COLUMNS)
     room = (width - 2 - len(GAP) * (len(headers) - 1)) if width else None
     widths = _widths(headers, body)

@@ -1,6 +1,6 @@
 """When Enter runs the input and where a paste splits: the rules every frontend shares."""
 
-from gradrepl.completeness import is_complete, next_indent, split_pasted
+from gradrepl.completeness import HELP_LINE, is_complete, next_indent, split_pasted
 
 
 def test_enter_runs_only_complete_statements():
@@ -23,7 +23,9 @@ def test_a_whitespace_only_last_line_ends_the_block():
 
 def test_help_lines_are_complete():
     for line in ("x?", "torch.zeros??", "?x.grad", "  nn.Linear ? "):
-        assert is_complete(line), line
+        assert is_complete(line) and HELP_LINE.match(line), line
+    for line in ("# why?", "print('why?')", "x = 1\ny?"):
+        assert not HELP_LINE.match(line), line
 
 
 def test_several_statements_wait_while_the_last_is_open():

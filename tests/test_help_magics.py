@@ -93,3 +93,17 @@ async def test_a_completion_failure_is_logged_not_silent(session, caplog):
     with caplog.at_level(logging.WARNING, logger="gradrepl.completion"):
         assert await session.complete("x = 1", cursor=99) == []
     assert any("completion failed" in record.getMessage() for record in caplog.records)
+
+
+async def test_check_fits_a_narrow_console(session):
+    await session.execute("x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = (x ** 2 + 3 * x).sum()")
+    await session.execute("y.backward()")
+    wide = (await session.execute("%check y")).display
+    session.width = 30
+    try:
+        narrow = (await session.execute("%check y")).display
+    finally:
+        session.width = None
+    assert max(map(len, wide.splitlines())) > 30
+    assert max(map(len, narrow.splitlines())) <= 30, narrow
+    assert narrow.split() == wide.split()  # wrapped, nothing lost

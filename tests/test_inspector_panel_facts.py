@@ -120,6 +120,18 @@ async def test_a_tensor_that_cannot_be_read_says_why_and_keeps_the_others(sessio
     assert session.tensors["fine"]["value"]["values"] == [1.0]
 
 
+async def test_a_subclass_that_refuses_every_op_keeps_the_others(session):
+    result = await session.execute("class Hostile(torch.Tensor):\n"
+                                   "    @classmethod\n"
+                                   "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+                                   "        raise ValueError('no ops for you')\n"
+                                   "h = torch.ones(2).as_subclass(Hostile)\nafter = torch.zeros(1)")
+    assert result.error is None and result.kernel_event is None
+    assert "no ops for you" in session.tensors["h"]["inspect_error"]
+    assert session.tensors["after"]["value"]["values"] == [0.0]
+    assert (await session.execute("later = torch.ones(1)")).tensors[0]["name"] == "later"
+
+
 async def test_a_self_referential_list_with_a_large_fan_out_returns(session):
     result = await session.execute("t = torch.ones(1)\nw = [t]\nw.extend([w] * 80)")
     assert result.error is None and result.kernel_event is None

@@ -252,3 +252,18 @@ def test_mixed_containers_and_nesting(ns):
 def test_functions_modules_classes_and_private_names_are_skipped(ns):
     run(ns, "import math\n_hidden = torch.ones(1)\ndef f():\n    return torch.ones(1)\nclass C:\n    t = torch.ones(1)\n")
     assert Inspector().step(ns) == ([], [])
+
+
+def test_rows_past_the_time_budget_are_owed_to_the_next_step(ns, monkeypatch):
+    from gradrepl.kernel.inspect import snapshot
+
+    run(ns, "xs = [torch.ones(2) for _ in range(200)]")
+    inspector = Inspector()
+    monkeypatch.setattr(snapshot, "TIME_BUDGET", 0.0)
+    rows, _ = inspector.step(ns)
+    assert 0 < len(rows) < 200
+    assert inspector.stopped.startswith(f"panel stopped after {len(rows)} rows: reading tensors took over")
+    monkeypatch.setattr(snapshot, "TIME_BUDGET", 10.0)
+    rest, _ = inspector.step(ns)
+    assert names(rows) + names(rest) == [f"xs[{i}]" for i in range(200)]
+    assert inspector.stopped is None and inspector.step(ns) == ([], [])

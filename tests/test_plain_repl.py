@@ -34,7 +34,8 @@ async def test_a_scripted_session_shows_the_gradient(capsys, gradrepl_home):
 
 async def drive(session, chunks, pause=0.3):
     """Run the plain REPL on a pipe; each chunk arrives apart from the others, as typed keys do
-    (a chunk with several lines is a paste without bracketed paste)."""
+    (a chunk with several lines is a paste without bracketed paste). A callable chunk is a
+    condition on the input buffer to wait for."""
     with create_pipe_input() as pipe:
         prompt = build_prompt(session, input=pipe, output=DummyOutput())
         task = asyncio.create_task(repl(session, prompt))
@@ -43,12 +44,24 @@ async def drive(session, chunks, pause=0.3):
                 await asyncio.sleep(0.05)
             for chunk in chunks + ["\x04"]:
                 await asyncio.sleep(pause)
+                if callable(chunk):
+                    await asyncio.wait_for(until(lambda: chunk(prompt.default_buffer)), 30)
+                    continue
                 pipe.send_text(chunk)
                 while session.state == "busy":
                     await asyncio.sleep(0.05)
             return await asyncio.wait_for(task, 60)
         finally:
             await session.close()
+
+
+async def until(condition):
+    while not condition():
+        await asyncio.sleep(0.05)
+
+
+def menu_shown(buffer) -> bool:
+    return bool(buffer.complete_state and buffer.complete_state.completions)
 
 
 async def test_enter_on_a_whitespace_only_line_runs_the_block(capsys):
@@ -89,3 +102,9 @@ async def test_help_goes_to_the_pager_and_magics_fit_the_width(capsys, monkeypat
     assert "F.relu?\nType:        function" in out  # no terminal: pydoc's pager prints it
     table = out[out.rindex("  name"):]  # the %tensors table, after the help page
     assert max(len(line) for line in table.splitlines() if not line.startswith("[")) <= 58
+
+
+async def test_tab_on_a_single_match_completes_inline(capsys):
+    await drive(Session(), ["learning_rate = 0.25\r", "learning_r", menu_shown, "\t", "\r"])
+    out = capsys.readouterr().out
+    assert "0.25" in out and "NameError" not in out  # the assignment prints nothing: the echo does

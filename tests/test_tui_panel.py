@@ -147,3 +147,17 @@ async def test_a_row_that_cannot_be_inspected_says_why():
         await pilot.pause()
         lines = screen_text(app).splitlines()
         assert "cannot be inspected: RuntimeError: no" in lines[1] and lines[2].split()[1] == "fine"
+
+
+async def test_a_long_name_gives_way_to_a_whole_grad_fn_and_grad():
+    app = PanelApp()
+    async with app.run_test(size=(58, 8)) as pilot:  # the panel's width in a 120-column terminal
+        app.query_one(TensorTable).apply_step([
+            row("encoder.layers[0].norm.weight", aliases=["norm.weight", "p"], grad=0.5),
+            row("out", grad_fn="NativeLayerNormBackward0", leaf=False),
+        ], [])
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        assert lines[0].split()[:5] == ["name", "req", "leaf", "grad_fn", ".grad"]
+        assert lines[1].split()[2:6] == ["yes", "yes", "—", "0.5"] and "…" in lines[1].split()[1]
+        assert lines[2].split()[1:6] == ["out", "yes", "no", "NativeLayerNormBackward0", "None"]

@@ -3,8 +3,9 @@
 The expression is parsed and differentiated in a kernel (sympy and torch live
 there); this module only parses --at, asks the kernel, and prints.
 
-Exit status: 0 every derivative agrees, 1 some disagree, 2 the expression or
---at cannot be parsed or is not allowed, 3 no kernel could run the check.
+Exit status: 0 every derivative agrees, 1 some disagree or no value is finite
+(nothing could be compared), 2 the expression or --at cannot be parsed, is not
+allowed, or is too large to evaluate, 3 no kernel could run the check.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def register(subparsers) -> None:
                     "what autograd computes (float64) and a float64 central difference. EXPR may use numbers, "
                     "variables, + - * / ** (or ^), unary minus, pi, and the functions sin cos tan asin acos atan "
                     "sinh cosh tanh exp log sqrt abs sigmoid relu; a number before a name multiplies (3x). "
-                    "Exit status: 0 all agree, 1 some disagree, 2 bad input, 3 no kernel.")
+                    "Exit status: 0 all agree, 1 some disagree or nothing finite to compare, "
+                    "2 bad or too large input, 3 no kernel.")
     parser.add_argument("expr", metavar="EXPR", help='the formula, e.g. "x**2 + 3*x"')
     parser.add_argument("--at", metavar="POINT", default="",
                         help="the point, as name=value pairs separated by commas, e.g. x=2,y=3")
@@ -75,7 +77,8 @@ async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> 
     session = Session(options)
     try:
         await session.start()
-        result = await session.check_expr(expr, point)
+        reply = await session.client.request("check_expr", expr=expr, point=point)
+        result = reply.get("check") or _failure(reply)
     except KernelDied as died:
         result = {"kernel_error": died.reason}
     finally:
@@ -95,4 +98,25 @@ async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> 
         emit_json(result)
     else:
         print(render_check(result))
+    if not _any_finite(result):
+        print("gradrepl check: no value is finite at this point, so nothing could be compared", file=sys.stderr)
+        return EXIT_DISAGREE
     return EXIT_AGREE if result["agree"] else EXIT_DISAGREE
+
+
+def _failure(reply: dict) -> dict:
+    """A kernel that could not answer: running out of memory or time means the input is too large."""
+    error = reply.get("error")
+    kind = error.get("type") if isinstance(error, dict) else None
+    if kind == "MemoryError" or (isinstance(error, str) and "gave up" in error):
+        return {"error": {"message": "the expression is too large to evaluate (the kernel ran out of "
+                                     f"{'memory' if kind else 'time'}); try a smaller one"}}
+    message = error.get("message") if isinstance(error, dict) else error
+    return {"kernel_error": message or "the kernel gave no answer"}
+
+
+def _any_finite(result: dict) -> bool:
+    values = [result.get("value")] + [value for grad in result.get("grads", {}).values()
+                                      for value in (grad.get("symbolic_value"), grad.get("autograd"),
+                                                    grad.get("numeric"))]
+    return any(isinstance(value, (int, float)) and math.isfinite(value) for value in values)

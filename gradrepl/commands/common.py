@@ -17,6 +17,8 @@ def add_kernel_options(parser: argparse.ArgumentParser, step_timeout: float | No
     group = parser.add_argument_group("sandbox")
     group.add_argument("--memory-limit", metavar="SIZE", default=default,
                        help="memory the kernel may use, e.g. 2G or 512M (default: min(4G, half of RAM))")
+    group.add_argument("--disk-limit", metavar="SIZE", default=default,
+                       help="total size of the kernel's scratch folder, e.g. 256M (default: min(1G, RAM/8))")
     group.add_argument("--allow-network", action="store_true", default=False if top_level else argparse.SUPPRESS,
                        help="let learner code open network connections")
     group.add_argument("--workspace", metavar="DIR", default=default,
@@ -31,12 +33,13 @@ def kernel_options(args: argparse.Namespace) -> KernelOptions:
     from gradrepl.errors import UsageError
     from gradrepl.kernel.sandbox import parse_size
 
-    memory = None
-    if getattr(args, "memory_limit", None):
-        try:
-            memory = parse_size(args.memory_limit)
-        except ValueError as exc:
-            raise UsageError(f"--memory-limit: {exc}") from None
+    sizes = {}
+    for flag in ("memory_limit", "disk_limit"):
+        if getattr(args, flag, None):
+            try:
+                sizes[flag] = parse_size(getattr(args, flag))
+            except ValueError as exc:
+                raise UsageError(f"--{flag.replace('_', '-')}: {exc}") from None
     timeout = getattr(args, "step_timeout", None)
     if timeout is not None and timeout <= 0:
         raise UsageError("--step-timeout must be a positive number of seconds")
@@ -47,7 +50,8 @@ def kernel_options(args: argparse.Namespace) -> KernelOptions:
         if not os.path.isdir(workspace):
             raise UsageError(f"--workspace: {workspace} is not a folder")
         workspace = os.path.abspath(workspace)
-    return KernelOptions(memory_limit=memory, allow_network=getattr(args, "allow_network", False),
+    return KernelOptions(memory_limit=sizes.get("memory_limit"), disk_limit=sizes.get("disk_limit"),
+                         allow_network=getattr(args, "allow_network", False),
                          workspace=workspace, step_timeout=timeout)
 
 
@@ -57,19 +61,24 @@ def emit_json(obj: dict) -> None:
     sys.stdout.flush()
 
 
+MAX_SOURCE_BYTES = 16 << 20   # a script, lesson or export bigger than this is refused, never read whole
+
+
 def read_source(path: str) -> str:
-    """A script or lesson file as text; unreadable or non-UTF-8 files are usage errors."""
+    """A script or lesson file as text; unreadable, oversized or non-UTF-8 files are usage errors."""
     from gradrepl.errors import UsageError
 
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_SOURCE_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{path}: is a folder, not a file") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES >> 20} MiB, too large to be a script or lesson")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -84,8 +93,11 @@ def open_store():
 
     try:
         store = ProgressStore.open()
-    except (StoreError, OSError) as exc:
+    except StoreError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"the progress folder {exc.filename or ''} cannot be created ({exc.strerror or exc}); "
+                         "set GRADREPL_HOME to a folder you can write") from None
     for notice in store.notices:
         print(f"gradrepl: {notice}", file=sys.stderr)
     return store

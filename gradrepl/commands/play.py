@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
+from gradrepl.terminal_text import visible
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, load_course, load_lesson
 from gradrepl.tutor.player import Asked, KeyAnswerer, LessonPlayer, Reply
 
@@ -172,7 +173,7 @@ class TextView:
             self.out.flush()
 
     def _print(self, text: str = "") -> None:
-        print(text, file=self.out)
+        print(visible(text), file=self.out)
 
     def _lesson(self, event: dict) -> None:
         self._print(f"== {event['title']} ({event['id']}) ==")

@@ -9,6 +9,7 @@ import time
 from gradrepl import __version__
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, read_source, run_async
 from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
+from gradrepl.terminal_text import visible
 from gradrepl.textviews import step_text
 
 
@@ -103,8 +104,8 @@ def _print_header(header: dict) -> None:
 
 def _print_step(result: StepResult, line: int) -> None:
     print(f"\n── step {result.step} · line {line} · {result.duration_ms:.1f} ms " + "─" * 20)
-    print("\n".join(("... " if index else ">>> ") + source_line
-                    for index, source_line in enumerate(result.source.splitlines())))
+    print(visible("\n".join(("... " if index else ">>> ") + source_line
+                             for index, source_line in enumerate(result.source.splitlines()))))
     text = step_text(result)
     if text:
         print(text)

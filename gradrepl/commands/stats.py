@@ -72,6 +72,8 @@ def _import(store: ProgressStore, source: str) -> int:
         taken = store.import_data(data)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{source}: not JSON ({exc.msg} at line {exc.lineno}); nothing was imported") from None
+    except RecursionError:
+        raise UsageError(f"{source}: nested too deeply to be a progress export; nothing was imported") from None
     except StoreError as exc:
         raise UsageError(f"{source}: {exc}") from None
     print(f"Imported {taken['reviews']} new reviews, {taken['cards']} cards and {taken['lessons']} lessons "

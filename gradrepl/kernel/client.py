@@ -15,11 +15,10 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 
-from gradrepl.kernel import protocol
+from gradrepl.kernel import protocol, scratch
 from gradrepl.kernel.options import KernelOptions
 
 OUTPUT_CAP = 1 << 20     # bytes per stream per step, again on the raw pipes
@@ -52,7 +51,15 @@ def describe_exit(status: int | None) -> str:
 
 
 class OutputPipe:
-    """Reads one learner stream and cuts it into steps at the kernel's sentinels."""
+    """Reads one learner stream and cuts it into steps at the kernel's sentinels.
+
+    Learner code can write anything here, forged sentinels included, so the scan
+    never trusts a sentinel's shape: a prefix not followed by at most
+    STEP_DIGITS digits and the terminator is ordinary text. Each byte is looked
+    at a bounded number of times, so a flood costs linear time.
+    """
+
+    STEP_DIGITS = 20
 
     def __init__(self, fd: int, nonce: str):
         self.fd = fd
@@ -81,26 +88,38 @@ class OutputPipe:
         self.changed.set()
 
     def _scan(self) -> None:
+        buffer, prefix = self.buffer, self.prefix
+        pos = 0
         while True:
-            start = self.buffer.find(self.prefix)
+            start = buffer.find(prefix, pos)
             if start < 0:
-                keep = len(self.prefix) + 24  # a sentinel may be split across reads
-                if len(self.buffer) > keep:
-                    self._take(bytes(self.buffer[:-keep]))
-                    del self.buffer[:-keep]
+                # Keep a tail that may be the start of a sentinel split across reads.
+                keep = max(pos, len(buffer) - len(prefix) + 1)
+                self._take(bytes(buffer[pos:keep]))
+                del buffer[:keep]
                 return
-            end = self.buffer.find(b"\x1e\n", start + len(self.prefix))
-            if end < 0:
-                self._take(bytes(self.buffer[:start]))
-                del self.buffer[:start]
+            head = start + len(prefix)
+            digits = head
+            while digits < len(buffer) and digits - head < self.STEP_DIGITS and 48 <= buffer[digits] <= 57:
+                digits += 1
+            tail = buffer[digits:digits + 2]
+            if tail == b"\x1e\n" and digits > head:
+                self._take(bytes(buffer[pos:start]))
+                self._finish(int(buffer[head:digits]))
+                pos = digits + 2
+            elif digits == len(buffer) or tail == b"\x1e":
+                self._take(bytes(buffer[pos:start]))  # perhaps a sentinel still arriving
+                del buffer[:start]
                 return
-            step = int(self.buffer[start + len(self.prefix):end] or 0)
-            self._take(bytes(self.buffer[:start]))
-            del self.buffer[:end + 2]
-            self.finished[step] = (self.current.decode("utf-8", "replace"), self.dropped)
-            self.current.clear()
-            self.dropped = 0
-            self.changed.set()
+            else:
+                self._take(bytes(buffer[pos:head]))   # not a sentinel: the learner's own text
+                pos = head
+
+    def _finish(self, step: int) -> None:
+        self.finished[step] = (self.current.decode("utf-8", "replace"), self.dropped)
+        self.current.clear()
+        self.dropped = 0
+        self.changed.set()
 
     def _take(self, data: bytes) -> None:
         room = OUTPUT_CAP - len(self.current)
@@ -120,11 +139,91 @@ class OutputPipe:
             except asyncio.TimeoutError:
                 break
         if step in self.finished:
-            return self.finished.pop(step)
+            text = self.finished.pop(step)
+            for stale in [number for number in self.finished if number < step]:
+                del self.finished[stale]      # forged or late sentinels of earlier steps
+            return text
         text, dropped = self.current.decode("utf-8", "replace"), self.dropped
         self.current.clear()
         self.dropped = 0
         return text, dropped
+
+
+class ReplyChannel:
+    """The reply pipe: bounded lines, each of which must be the one reply awaited.
+
+    Learner code runs in the kernel and can write to this pipe. A line that is
+    oversize, not a protocol message, or not the awaited reply means the kernel
+    can no longer be believed: the channel ends with the reason, the kernel is
+    killed, and the request waiting on it fails with those words.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, on_broken):
+        self.reader = reader
+        self.on_broken = on_broken
+        self.waiting: tuple[object, asyncio.Future] | None = None
+        self.ended = False
+        self.broken: str | None = None
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self._pump())
+
+    async def _pump(self) -> None:
+        while True:
+            try:
+                line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError:   # EOF, perhaps halfway through a reply: the kernel died
+                self._end(None)
+                return
+            except asyncio.LimitOverrunError:
+                self._end(f"the kernel sent a reply line longer than {protocol.REPLY_CAP >> 20} MiB")
+                return
+            except (OSError, ValueError):
+                self._end(None)
+                return
+            reason = self._deliver(line)
+            if reason:
+                self._end(reason)
+                return
+
+    def _deliver(self, line: bytes) -> str | None:
+        try:
+            message = protocol.decode(line)
+        except (ValueError, RecursionError) as exc:
+            return f"the kernel sent a line that is not a protocol message ({str(exc)[:120]})"
+        if self.waiting is None:
+            return "the kernel sent a reply nobody asked for"
+        awaited, future = self.waiting
+        kind = "ready" if awaited is None else "reply"
+        if message.get("type") != kind or (awaited is not None and message.get("id") != awaited):
+            return "the kernel sent a reply to a request that was not asked"
+        self.waiting = None
+        if not future.done():
+            future.set_result(message)
+        return None
+
+    def _end(self, reason: str | None) -> None:
+        self.ended = True
+        if reason:
+            self.broken = (f"the kernel broke the reply protocol ({reason}; learner code may have written to "
+                           "the kernel's reply pipe), so it was stopped")
+            self.on_broken()
+        if self.waiting and not self.waiting[1].done():
+            self.waiting[1].set_result(None)
+        self.waiting = None
+
+    async def await_reply(self, msg_id: object, timeout: float | None = None) -> dict | None:
+        """The reply with this id (None for the ready line), or None if the channel ended first."""
+        if self.ended:
+            return None
+        future = asyncio.get_running_loop().create_future()
+        self.waiting = (msg_id, future)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            if self.waiting and self.waiting[1] is future:
+                self.waiting = None
 
 
 @dataclass
@@ -134,7 +233,7 @@ class KernelProcess:
     pid: int
     nonce: str
     commands: asyncio.WriteTransport
-    replies: asyncio.StreamReader
+    replies: ReplyChannel
     stdout: OutputPipe
     stderr: OutputPipe
     exited: asyncio.Future  # resolves to the wait status
@@ -153,16 +252,17 @@ class KernelProcess:
         """Kill the kernel and let go of its pipes: nothing more will be read from it."""
         self.kill()
         self.commands.close()
-        for pipe in (self.stdout, self.stderr):
-            if pipe.task:
-                pipe.task.cancel()
+        for task in (self.stdout.task, self.stderr.task, self.replies.task):
+            if task:
+                task.cancel()
 
 
 class Zygote:
     """The warm template process and the socket to it."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], scratch_dir: str, disk_limit: int):
         self.env = env
+        self.args = [scratch_dir, str(disk_limit)]
         self.sock: socket.socket | None = None
         self.process: asyncio.subprocess.Process | None = None
         self.forked: asyncio.Queue = asyncio.Queue()
@@ -176,7 +276,7 @@ class Zygote:
         self.sock = ours
         ours.setblocking(False)
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()),
+            sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()), *self.args,
             pass_fds=[theirs.fileno()], stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=self.env)
         theirs.close()
@@ -250,22 +350,23 @@ class KernelClient:
 
     def __init__(self, options: KernelOptions | None = None):
         self.options = options or KernelOptions()
-        self.scratch_dir = tempfile.mkdtemp(prefix="gradrepl-scratch-")
+        self.scratch_dir = scratch.make()
         self.kernel: KernelProcess | None = None
         self.zygote: Zygote | None = None
         self.mode = "spawn" if self.options.spawn else "fork"
-        self._ids = 0
+        self.in_flight = False   # a request is waiting for its reply
         self._lock = asyncio.Lock()
         self._death_reason: str | None = None
         self.restarts = 0
 
     # -- lifecycle ------------------------------------------------------
     def policy(self) -> dict:
-        from gradrepl.kernel.sandbox import default_memory_limit
+        from gradrepl.kernel.sandbox import default_disk_limit, default_memory_limit
 
         return {"memory_limit": self.options.memory_limit or default_memory_limit(),
+                "disk_limit": self.options.disk_limit or default_disk_limit(),
                 "allow_network": self.options.allow_network, "scratch_dir": self.scratch_dir,
-                "workspace": self.options.workspace}
+                "workspace": self.options.workspace, "readable": list(self.options.readable)}
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -279,7 +380,7 @@ class KernelClient:
     async def start(self) -> KernelProcess:
         """Start the zygote (unless spawning) and one kernel; returns when it is ready."""
         if self.mode == "fork" and self.zygote is None:
-            self.zygote = Zygote(self.env())
+            self.zygote = Zygote(self.env(), self.scratch_dir, self.policy()["disk_limit"])
             await self.zygote.start()
         self.kernel = await self._new_kernel()
         return self.kernel
@@ -311,18 +412,22 @@ class KernelClient:
                 os.close(fd)
         loop = asyncio.get_running_loop()
         commands, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(cmd_w, "wb", 0))
-        replies = asyncio.StreamReader(limit=1 << 26)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(replies), os.fdopen(reply_r, "rb", 0))
+        reader = asyncio.StreamReader(limit=protocol.REPLY_CAP)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(reply_r, "rb", 0))
         stdout, stderr = OutputPipe(out_r, nonce), OutputPipe(err_r, nonce)
         await stdout.start()
         await stderr.start()
-        kernel = KernelProcess(pid, nonce, commands, replies, stdout, stderr, exited)
-        line = await replies.readline()
-        if not line:
+        kernel = KernelProcess(pid, nonce, commands, None, stdout, stderr, exited)
+        kernel.replies = ReplyChannel(reader, kernel.kill)
+        kernel.replies.start()
+        ready = await kernel.replies.await_reply(None)
+        if ready is None:
+            kernel.close()
             status = await _status_soon(exited)
             text, _ = await stderr.step_output(-1, 0.5)
-            raise KernelDied(f"the kernel failed to start: {describe_exit(status)}\n{text.strip()}")
-        kernel.ready = json.loads(line)
+            reason = kernel.replies.broken or describe_exit(status)
+            raise KernelDied(f"the kernel failed to start: {reason}\n{text.strip()}")
+        kernel.ready = ready
         kernel.started_ms = round((time.perf_counter() - started) * 1000, 2)
         return kernel
 
@@ -352,14 +457,21 @@ class KernelClient:
             kernel = self.kernel
             if kernel is None:
                 raise KernelDied("no kernel is running")
-            self._ids += 1
+            # Unguessable ids: learner code cannot forge the reply to a request it never saw.
+            msg_id = secrets.randbits(52)
             self._death_reason = None
-            kernel.commands.write(protocol.encode(protocol.request(op, self._ids, **fields)))
-            line = await asyncio.wait_for(kernel.replies.readline(), timeout)
-            if not line.endswith(b"\n"):  # EOF, perhaps halfway through a reply: the kernel died
+            reply = None
+            if not kernel.replies.ended:
+                self.in_flight = True
+                try:
+                    kernel.commands.write(protocol.encode(protocol.request(op, msg_id, **fields)))
+                    reply = await kernel.replies.await_reply(msg_id, timeout)
+                finally:
+                    self.in_flight = False
+            if reply is None:
                 status = await _status_soon(kernel.exited)
-                raise KernelDied(self._death_reason or describe_exit(status))
-            return protocol.decode(line)
+                raise KernelDied(self._death_reason or kernel.replies.broken or describe_exit(status))
+            return reply
 
     async def execute(self, source: str, step: int, **fields) -> tuple[dict, str, str]:
         """Run one step (`fields`: filename, first_line, timeit); returns (reply payload, stdout, stderr).
@@ -392,8 +504,8 @@ class KernelClient:
         return True
 
     def kill(self, reason: str) -> None:
-        """Kill the kernel now; the pending request fails with `reason`."""
-        if self.kernel is not None:
+        """Kill the kernel now if a request waits on it; that request fails with `reason`."""
+        if self.kernel is not None and self.in_flight:
             self._death_reason = reason
             self.kernel.kill()
 

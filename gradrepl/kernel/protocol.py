@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PROTOCOL_VERSION = 1
+REPLY_CAP = 16 << 20   # bytes of one reply line; anything longer means the kernel is broken
+TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the kernel sends
 
 # Requests a kernel understands.
 OPS = (

@@ -14,6 +14,7 @@ import traceback
 from dataclasses import asdict
 
 import gradrepl
+from gradrepl.kernel.guard import Failed, bounded, cap, safe_text
 from gradrepl.kernel.protocol import Frame
 
 GRADREPL_DIR = os.path.dirname(os.path.abspath(gradrepl.__file__)) + os.sep
@@ -41,8 +42,14 @@ def remember_source(filename: str, source: str, first_line: int = 1) -> None:
 def error_info(exc: BaseException, learner_files: set[str], explanation: str | None) -> dict:
     """The ErrorInfo fields (kernel/protocol.py) for an exception raised by a step."""
     frames = learner_frames(exc, learner_files)
-    info = {"type": type(exc).__name__, "message": str(exc), "explanation": explanation,
-            "traceback": traceback_text(exc, frames), "frames": frames}
+    # str(exc) is learner code: it may raise, hang or be megabytes long (guard.py bounds all three).
+    message = safe_text(lambda: exc, "the error message")
+    try:
+        text = bounded(lambda: traceback_text(exc, frames))
+    except Failed:
+        text = HEADER + "".join(map(_frame_text, frames)) + f"{type(exc).__name__}: {message}\n"
+    info = {"type": type(exc).__name__, "message": message, "explanation": explanation,
+            "traceback": cap(text), "frames": frames}
     if isinstance(exc, SyntaxError):
         info["message"] = f"{exc.msg} (line {exc.lineno})"
         info.update(offset=exc.offset, end_offset=getattr(exc, "end_offset", None), text=exc.text)

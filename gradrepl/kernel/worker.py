@@ -26,12 +26,14 @@ from gradrepl.kernel.inspect.graph import graph_of, render_text
 from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel import helptext, protocol, sandbox
+from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, error_info, remember_source
 
 OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
 RESULT_CAP = 20_000   # characters of an echoed repr
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
+OP_SECONDS = 30.0     # a request other than a step (completion, inspect, check) that runs longer is given up on
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
 COMPLETION_LIMIT = 200
 SIGNATURE_LIMIT = 40  # jedi's signatures cost ~1 ms each: only for the first candidates a menu shows
@@ -127,7 +129,14 @@ class Kernel:
         if op != "execute":
             self.flags_dirty = True  # e.g. `inspect` evaluates code the journal did not see
         try:
-            return protocol.reply(message.get("id"), **handler(message))
+            if op == "execute":
+                return protocol.reply(message.get("id"), **handler(message))
+            with time_limit(OP_SECONDS):  # learner objects reached by the op may hang
+                return protocol.reply(message.get("id"), **handler(message))
+        except Overtime:
+            return protocol.reply(message.get("id"), ok=False, error=(
+                f"the kernel gave up on {op} after {OP_SECONDS:g} s: a value it had to read "
+                "(perhaps an object of yours) took too long"))
         except MemoryError:
             self.release_reserve()
             return protocol.reply(message.get("id"), ok=False, notes=[], error=error_info(
@@ -156,11 +165,20 @@ class Kernel:
         self.stderr.new_step()
         started = time.perf_counter()
         filename = message.get("filename") or cell_name(step)
-        outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
-                            bool(message.get("timeit")))
-        outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        self._end_output(step, outcome["notes"])
-        rows, removed = self.inspector.step(self.namespace, requires_grad_may_change=self.flags_dirty)
+        outcome = {"result": None, "error": None, "notes": []}
+        try:
+            outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
+                                bool(message.get("timeit")))
+        finally:  # whatever happened, the step's output ends, so the client never waits for it
+            outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            self._end_output(step, outcome["notes"])
+        try:
+            rows, removed = bounded(lambda: self.inspector.step(
+                self.namespace, requires_grad_may_change=self.flags_dirty))
+        except Failed as failed:
+            rows, removed = [], []
+            outcome["notes"].append(f"The tensor panel was not updated: reading your variables failed ({failed}). "
+                                    "An object whose attributes raise or hang can cause this; `del` it.")
         self.flags_dirty = False
         if self.inspector.stopped:
             outcome["notes"].append(self.inspector.stopped)
@@ -287,7 +305,7 @@ class Kernel:
                 self.release_reserve()
                 outcome["error"] = error_info(exc, self.learner_files, MEMORY_EXPLANATION)
             except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
-                outcome["error"] = error_info(exc, self.learner_files, explain(exc) or sandbox.explain(exc))
+                outcome["error"] = error_info(exc, self.learner_files, _explanation(exc))
             finally:
                 self.executing = False
                 self.flags_dirty = self.flags_dirty or journal is None or journal.flipped_requires_grad
@@ -357,9 +375,9 @@ def _split_last_expression(source: str, filename: str, first_line: int = 1):
 
 def _short_repr(value) -> str:
     try:
-        text = repr(value)
-    except Exception as exc:  # a broken __repr__ must not break the step
-        text = f"<{type(value).__name__}: repr failed: {exc}>"
+        text = bounded(lambda: repr(value))
+    except Failed as failed:  # a broken __repr__ must not break the step
+        text = f"<{type(value).__name__} object: its repr could not be shown: {failed}>"
     if len(text) > RESULT_CAP:
         text = text[:RESULT_CAP] + f"... ({len(text) - RESULT_CAP:,} more characters)"
     return text
@@ -392,11 +410,20 @@ def _merge_pages(pages: list[dict]) -> dict:
                          "\n\n".join(page["text"] for page in pages))
 
 
+def _explanation(exc: BaseException) -> str | None:
+    """Plain words for an error; explaining reads the exception, which may misbehave too."""
+    try:
+        return bounded(lambda: explain(exc) or sandbox.explain(exc))
+    except Failed:
+        return None
+
+
 def _warning_notes(caught) -> list[str]:
     notes = []
     for warning in caught:
-        text = f"{warning.category.__name__}: {warning.message}"
-        explanation = explain_warning(str(warning.message))
+        message = safe_text(lambda: warning.message, "the warning")
+        explanation = explain_warning(message)
+        text = f"{warning.category.__name__}: {message}"
         notes.append(f"{text}\n{explanation}" if explanation else text)
     return notes
 
@@ -441,7 +468,8 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
     _home_in_scratch(policy["scratch_dir"])
     layers = sandbox.apply(sandbox.Policy(
         memory_limit=policy["memory_limit"], allow_network=policy["allow_network"],
-        scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace")))
+        scratch_dir=policy["scratch_dir"], workspace=policy.get("workspace"),
+        readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
@@ -455,20 +483,31 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
             continue
         if not line:
             break
+        message: dict = {}
         try:
             message = protocol.decode(line)
             answer = kernel.handle(message)
         except KeyboardInterrupt:
-            answer = protocol.reply(None, ok=False, error="interrupted")
+            answer = protocol.reply(message.get("id"), ok=False, error="interrupted")
         except Exception as exc:  # a bad request must not kill the kernel
-            answer = protocol.reply(None, ok=False, error=f"{type(exc).__name__}: {exc}")
+            answer = protocol.reply(message.get("id"), ok=False, error=cap(f"{type(exc).__name__}: {exc}"))
         try:
-            _write_all(reply_fd, protocol.encode(answer))
+            _write_all(reply_fd, _bounded_reply(answer))
         except BrokenPipeError:
             break
         if message.get("op") == "shutdown":
             break
     os._exit(0)
+
+
+def _bounded_reply(answer: dict) -> bytes:
+    """The reply as one line the client accepts: never past protocol.REPLY_CAP."""
+    data = protocol.encode(answer)
+    if len(data) <= protocol.REPLY_CAP:
+        return data
+    return protocol.encode(protocol.reply(answer.get("id"), ok=False, error=(
+        f"the kernel's answer was {len(data) >> 20} MiB, more than the {protocol.REPLY_CAP >> 20} MiB "
+        "a reply may hold (too many tensors at once?)")))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -477,8 +516,11 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     cmd_fd, reply_fd, out_fd, err_fd = (int(a) for a in args[:4])
+    policy = json.loads(args[5])
+    # No zygote: this kernel's scratch tmpfs is its own (files do not outlive it).
+    policy["disk"] = sandbox.own_scratch(policy["scratch_dir"], policy["disk_limit"])
     warm_up()
-    serve(cmd_fd, reply_fd, out_fd, err_fd, args[4], json.loads(args[5]))
+    serve(cmd_fd, reply_fd, out_fd, err_fd, args[4], policy)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ second or two that importing torch takes. The zygote must never run a tensor
 op (an OpenMP thread pool would make a later fork hang) and must stay
 single-threaded, which it checks before every fork.
 
+Before importing anything heavy the zygote starts the scratch janitor (scratch.py)
+and, in a mount namespace of its own, puts a size-capped tmpfs on scratch: every
+kernel it forks shares that tmpfs, so files survive a kernel restart, and they
+vanish with the zygote.
+
 Wire: a Unix socketpair with the client. Requests are JSON lines carrying four
 file descriptors (SCM_RIGHTS): ``{"op": "fork", "nonce", "policy"}``. Replies are
 JSON lines: ``{"event": "forked", "pid"}``, ``{"event": "exit", "pid", "status"}``
@@ -36,6 +41,12 @@ def _send(sock: socket.socket, message: dict) -> None:
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(True)
+    scratch_dir, disk_limit = sys.argv[2], int(sys.argv[3])
+    from gradrepl.kernel import scratch
+    from gradrepl.kernel.sandbox import own_scratch
+
+    janitor = scratch.start_janitor(scratch_dir)
+    disk = own_scratch(scratch_dir, disk_limit)  # single-threaded still: a user namespace needs that
     # Import everything a kernel needs before the first fork, then freeze it so
     # the kernels' garbage collections never rescan these objects.
     from gradrepl.kernel import worker
@@ -65,7 +76,9 @@ def main() -> None:
             buffer += data
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
-                _fork_kernel(sock, json.loads(line), fds, wakeup_r, wakeup_w)
+                request = json.loads(line)
+                request.get("policy", {})["disk"] = disk
+                _fork_kernel(sock, request, fds, wakeup_r, wakeup_w, janitor)
                 fds = []
     os._exit(0)
 

@@ -56,6 +56,15 @@ def key_bindings(search: HistorySearch) -> KeyBindings:
         before = event.current_buffer.document.current_line_before_cursor
         event.current_buffer.delete_before_cursor((len(before) - 1) % len(INDENT) + 1)
 
+    one_candidate = Condition(lambda: bool(_buffer().complete_state)
+                              and len(_buffer().complete_state.completions) == 1)
+
+    @bindings.add("tab", filter=one_candidate)
+    def _(event):
+        """A single match completes inline and the menu closes, as in IPython."""
+        buffer = event.current_buffer
+        buffer.apply_completion(buffer.complete_state.completions[0])
+
     # Up walks history even while the menu of completions shows, until an item of it is chosen.
     first_row = Condition(lambda: _buffer().document.cursor_position_row == 0 and _menu_untouched(_buffer()))
     last_row = Condition(lambda: _buffer().document.is_cursor_at_the_end_of_line

@@ -45,6 +45,8 @@ _EXTRA = {
     "numeric": {"ask", "tolerance", "misconceptions"},
 }
 _FRONT_KEYS = {"id", "title", "version", "requires", "language", "skippable", "summary", "setup"}
+MAX_LESSON_BYTES = 1 << 20   # a lesson is prose and small cells; a bigger file is a mistake or an attack
+MAX_YAML_DEPTH = 50          # YAML nested deeper than this would exhaust the parser's recursion
 
 
 @dataclass(frozen=True)
@@ -262,7 +264,12 @@ def load_lesson(path: str | Path) -> Lesson:
     """Parse one lesson file; raises LessonFormatError listing every problem found."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_LESSON_BYTES + 1)
+        if len(data) > MAX_LESSON_BYTES:
+            raise LessonFormatError([Problem(str(path), 0, f"the file is larger than {MAX_LESSON_BYTES >> 20} MiB, "
+                                                           "the most a lesson may be: split it into lessons")])
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LessonFormatError([Problem(str(path), 0, f"cannot read: {exc}")]) from exc
     return parse_lesson(text, str(path))
@@ -344,7 +351,7 @@ def _front_matter(text: str, path: str, problems: list[Problem]) -> tuple[dict |
         problems.append(Problem(path, 1, "front matter is not closed by a '---' line"))
         return None, text, 0
     try:
-        meta = yaml.safe_load("".join(lines[1:end])) or {}
+        meta = _load_yaml("".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
         problems.append(Problem(path, 2 + _yaml_line(exc), f"front matter is not valid YAML: {_yaml_message(exc)}"))
         return None, text, 0
@@ -359,6 +366,19 @@ def _front_field(meta: dict, key: str, path: str, problems: list[Problem]) -> An
     if value in (None, ""):
         problems.append(Problem(path, 2, f"front matter needs {key!r}"))
     return value
+
+
+def _load_yaml(text: str) -> Any:
+    """yaml.safe_load, with nesting deeper than MAX_YAML_DEPTH refused as a YAMLError before it recurses."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise yaml.YAMLError(f"nested more than {MAX_YAML_DEPTH} levels deep")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+    return yaml.safe_load(text)
 
 
 def _yaml_line(exc: yaml.YAMLError) -> int:
@@ -418,7 +438,7 @@ def _question(content: str, path: str, fence_line: int, lesson_id: str, problems
     """Build a Question from a ```question block; None (with problems) if unusable."""
     first = fence_line + 1
     try:
-        data = yaml.safe_load(content)
+        data = _load_yaml(content)
     except yaml.YAMLError as exc:
         problems.append(Problem(path, first + _yaml_line(exc), f"question is not valid YAML: {_yaml_message(exc)}"))
         return None

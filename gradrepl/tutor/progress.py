@@ -4,6 +4,8 @@ Every write commits at once, so a quiz killed mid-way loses nothing answered.
 WAL mode and a busy timeout let two gradrepl processes (a quiz and a lesson)
 share the file. A file that is damaged or belongs to another program is moved
 aside with a notice and a fresh store started: progress is never silently emptied.
+A file that merely cannot be written (full disk, read-only folder, a lock held)
+is kept as it is and the failure is a StoreError in words.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from gradrepl import paths
+from gradrepl.tutor import export_schema
 
 APPLICATION_ID = 0x67726164  # b"grad": marks the file as ours in its SQLite header
 BUSY_TIMEOUT_S = 15.0
 EXPORT_FORMAT = "gradrepl-progress"
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26   # the only errors that mean the file itself is bad
 
 # MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -133,17 +137,24 @@ class ProgressStore:
         notices: list[str] = []
         connection = _connect(path)
         try:
-            _check(connection)
-        except (_Unusable, sqlite3.DatabaseError) as exc:
+            try:
+                _check(connection)
+            except (_Unusable, sqlite3.DatabaseError) as exc:
+                if not _damaged(exc):
+                    raise
+                connection.close()
+                aside = _move_aside(path)
+                notices.append(
+                    f"Your progress file {path} could not be used ({_reason(exc)}). "
+                    f"It was moved to {aside} and a fresh progress file was started."
+                )
+                connection = _connect(path)
+            _use_wal(connection)
+            _migrate(connection)
+        except sqlite3.Error as exc:
             connection.close()
-            aside = _move_aside(path)
-            notices.append(
-                f"Your progress file {path} could not be used ({_reason(exc)}). "
-                f"It was moved to {aside} and a fresh progress file was started."
-            )
-            connection = _connect(path)
-        _use_wal(connection)
-        _migrate(connection)
+            raise StoreError(f"your progress file {path} cannot be used now ({exc}); it was left as it is. "
+                             "Free disk space or fix the folder's permissions, then try again") from None
         return cls(connection, path, notices)
 
     def close(self) -> None:
@@ -158,13 +169,19 @@ class ProgressStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One committed transaction; it takes the write lock at once so it never deadlocks."""
-        self._db.execute("BEGIN IMMEDIATE")
         try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"progress was not saved to {self.path}: {exc}") from None
 
     # Quiz cards and the review log.
 
@@ -289,6 +306,9 @@ class ProgressStore:
             raise StoreError("this file is not a gradrepl progress export")
         if not isinstance(data.get("schema"), int) or data["schema"] > SCHEMA_VERSION:
             raise StoreError("this export was made by a newer gradrepl; update gradrepl to import it")
+        found = export_schema.problems(data)
+        if found:
+            raise StoreError(f"this progress export is damaged: {export_schema.describe(found)}; nothing was imported")
         taken = {"reviews": 0, "cards": 0, "lessons": 0}
         try:
             with self._write() as db:
@@ -335,11 +355,27 @@ def _review_row(review: Review) -> tuple:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # isolation_level=None: transactions are explicit (see ProgressStore._write).
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    if path.is_dir():  # sqlite would say only "unable to open database file"
+        raise StoreError(f"{path} is a folder, not a progress file: move it away, or set GRADREPL_HOME "
+                         "to another folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: transactions are explicit (see ProgressStore._write).
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    except (OSError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise StoreError(f"the progress file {path} cannot be opened or created ({reason}); "
+                         "check that its folder exists and can be written, or set GRADREPL_HOME") from None
     return connection
+
+
+def _damaged(exc: Exception) -> bool:
+    """Whether the file itself is bad (move it aside), rather than not writable now (keep it)."""
+    if isinstance(exc, _Unusable):
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
 
 
 def _use_wal(connection: sqlite3.Connection) -> None:

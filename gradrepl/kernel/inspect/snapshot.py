@@ -54,6 +54,7 @@ CHECK_EVERY = 64         # containers visited (or rows built) between two looks 
 _VERSION = attrgetter("_version")
 _REQUIRES_GRAD = attrgetter("requires_grad")
 _GRAD = attrgetter("_grad")  # only for leaves: a non-leaf's .grad warns
+_IS_LEAF = attrgetter("is_leaf")
 _NOT_NONE = partial(is_not, None)
 _KEY_TYPES = (str, int, float, bool, type(None))  # dict keys a learner can type back
 _INDEXED_MODULES = (nn.Sequential, nn.ModuleList, nn.ParameterList)
@@ -343,17 +344,30 @@ def _stop_note(walker: _Walker, late: int | None, built: int) -> str | None:
 
 
 def _version_of(t: torch.Tensor) -> int:
-    try:
-        return t._version
-    except RuntimeError:  # inference tensors have no version counter
-        return -1
+    return _read(_VERSION, t, -1)  # inference tensors have no version counter
 
 
 def _versions(tensors: list) -> list[int]:
+    return _each(_VERSION, tensors, -1)
+
+
+def _each(read, tensors: list, default) -> list:
+    """read(t) for every tensor in one C-level map; one by one, `default` where it raises, if any raises.
+
+    A tensor subclass may raise from anything (its __torch_function__ sees attribute reads too);
+    its row then says it cannot be inspected, and the other rows go on.
+    """
     try:
-        return list(map(_VERSION, tensors))
-    except RuntimeError:
-        return list(map(_version_of, tensors))
+        return list(map(read, tensors))
+    except Exception:
+        return [_read(read, t, default) for t in tensors]
+
+
+def _read(read, t, default):
+    try:
+        return read(t)
+    except Exception:
+        return default
 
 
 def _grad_of(t: torch.Tensor) -> torch.Tensor | None:
@@ -364,7 +378,7 @@ def _grad_of(t: torch.Tensor) -> torch.Tensor | None:
 
 
 def _grad_key(t: torch.Tensor):
-    grad = _grad_of(t)
+    grad = _read(_grad_of, t, None)
     return None if grad is None else (id(grad), _version_of(grad))
 
 
@@ -392,11 +406,11 @@ class _Group:
         self.ids = list(map(id, tensors))
         self.refs = list(map(weakref.ref, tensors))
         self.versions = _versions(tensors)
-        self.requires_grad = list(map(_REQUIRES_GRAD, tensors))
+        self.requires_grad = _each(_REQUIRES_GRAD, tensors, False)
         self.any_requires_grad = any(self.requires_grad)
         # tensors that do not require grad are leaves, so reading their .grad never warns
         plain = list(compress(count(), map(not_, self.requires_grad)))
-        holders = compress(plain, map(_NOT_NONE, map(_GRAD, map(tensors.__getitem__, plain))))
+        holders = compress(plain, map(_NOT_NONE, _each(_GRAD, list(map(tensors.__getitem__, plain)), None)))
         self._watch(tensors, sorted(chain(compress(count(), self.requires_grad), holders)))
 
     def _watch(self, tensors: list, indices: list[int]) -> None:
@@ -404,15 +418,16 @@ class _Group:
 
         Leaves are checked in bulk (their .grad never warns); the rest one by one.
         """
-        self.leaf_keys = {i: _grad_key(tensors[i]) for i in indices if tensors[i].is_leaf}
-        self.other_keys = {i: _grad_key(tensors[i]) for i in indices if not tensors[i].is_leaf}
+        leaf = {i: _read(_IS_LEAF, tensors[i], True) for i in indices}
+        self.leaf_keys = {i: _grad_key(tensors[i]) for i in indices if leaf[i]}
+        self.other_keys = {i: _grad_key(tensors[i]) for i in indices if not leaf[i]}
         self.leaves = list(self.leaf_keys)
         self.leaf_print = self._leaf_print(tensors)
 
     def _leaf_print(self, tensors: list) -> tuple[list, list]:
         """Which grad tensor each watched leaf holds, and their versions, read with C-level maps."""
         leaves = tensors if len(self.leaves) == len(tensors) else list(map(tensors.__getitem__, self.leaves))
-        grads = list(map(_GRAD, leaves))
+        grads = _each(_GRAD, leaves, None)
         return list(map(id, grads)), _versions(list(filter(_NOT_NONE, grads)))
 
     def _rewatch(self, tensors: list, hits: set[int], leaf_print: tuple) -> None:
@@ -423,8 +438,8 @@ class _Group:
             self.leaf_keys.pop(i, None)
             self.other_keys.pop(i, None)
             t = tensors[i]
-            if t.requires_grad or _grad_of(t) is not None:
-                (self.leaf_keys if t.is_leaf else self.other_keys)[i] = _grad_key(t)
+            if _read(_REQUIRES_GRAD, t, False) or _grad_key(t) is not None:
+                (self.leaf_keys if _read(_IS_LEAF, t, True) else self.other_keys)[i] = _grad_key(t)
             moved |= before != (i in self.leaf_keys, i in self.other_keys)
         if moved:
             self.leaves = sorted(self.leaf_keys)
@@ -475,7 +490,7 @@ class _Group:
             self.versions = versions
         # one C call answers "still none requires grad?" for plain data
         if self.any_requires_grad or (requires_grad_may_change and torch._C._any_requires_grad(tensors)):
-            requires_grad = list(map(_REQUIRES_GRAD, tensors))
+            requires_grad = _each(_REQUIRES_GRAD, tensors, False)
             if requires_grad != self.requires_grad:
                 hits.update(_mismatches(requires_grad, self.requires_grad))
                 self.requires_grad = requires_grad

@@ -1,4 +1,4 @@
-"""Landlock through ctypes: read everywhere, write only in a few folders.
+"""Landlock through ctypes: read only an allow-list of folders, write only in a few.
 
 Depending on the ABI the running Linux offers, the same ruleset also refuses TCP
 bind/connect (ABI 4) and signals or abstract UNIX sockets that leave the sandbox
@@ -71,8 +71,9 @@ def abi_version() -> int:
     return int(rc)
 
 
-def restrict(writable: list[str], deny_network: bool) -> Outcome:
-    """Confine this thread: reads anywhere, writes only under ``writable`` and a few devices.
+def restrict(writable: list[str], readable: list[str], deny_network: bool) -> Outcome:
+    """Confine this thread: reads only under ``readable`` and ``writable``, writes only under
+    ``writable`` and a few devices. Paths that do not exist are left out.
 
     With ``deny_network`` (and ABI >= 4/6), TCP bind/connect and abstract UNIX sockets
     are refused too. Signals to processes outside the sandbox are always refused (ABI >= 6).
@@ -96,7 +97,11 @@ def restrict(writable: list[str], deny_network: bool) -> Outcome:
         code = ctypes.get_errno()
         raise OSError(code, f"landlock_create_ruleset: {os.strerror(code)}")
     try:
-        _allow(libc, ruleset, "/", _READ & handled_fs)
+        for path in readable:
+            if os.path.isdir(path):
+                _allow(libc, ruleset, path, _READ & handled_fs)
+            elif os.path.exists(path):
+                _allow(libc, ruleset, path, READ_FILE & handled_fs)  # directory rights are refused on files
         granted = []
         for folder in writable:
             _allow(libc, ruleset, folder, _WRITE_DIR & handled_fs)

@@ -15,18 +15,28 @@ import os
 import re
 import resource
 import signal
+import site
 import socket
 import sys
 import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-from gradrepl.kernel.sandbox import landlock, seccomp
+from gradrepl.kernel.sandbox import landlock, mounts, seccomp
 
 GiB = 1 << 30
 _PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 2, 38
-_CLONE_NEWNET, _CLONE_NEWUSER = 0x40000000, 0x10000000
 _M_ARENA_MAX = -8
+# What learner code may read besides scratch and the workspace: Python, its libraries, the
+# system's shared libraries and data, the course, and the few /proc, /sys, /dev and /etc
+# entries that Python, torch and the C library read. Not the home folder, not terminals.
+SYSTEM_READABLE = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/usr/local/lib", "/usr/share",
+                   "/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu",
+                   "/sys/fs/cgroup", "/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random",
+                   "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+                   "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
+                   "/etc/gai.conf", "/etc/mime.types")
+LESSONS_ENV = "GRADREPL_LESSONS"
 OPEN_FILES = 1024            # RLIMIT_NOFILE: plenty for a REPL, bounded for a runaway loop
 MALLOC_ARENAS = 2            # fewer arenas keep virtual size close to real use under RLIMIT_AS
 
@@ -40,6 +50,39 @@ class Policy:
     allow_network: bool
     scratch_dir: str             # the session's scratch dir: cwd, the only writable place
     workspace: str | None        # one more writable folder
+    readable: tuple[str, ...] = ()   # more folders learner code may read (a course elsewhere)
+    disk: dict | None = None         # the "disk" layer, set up by whoever made scratch (own_scratch)
+
+
+def default_disk_limit() -> int:
+    """min(1 GiB, an eighth of this machine's RAM): scratch is a tmpfs, so it lives in memory."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return GiB
+    return max(16 << 20, min(GiB, ram // 8))
+
+
+def own_scratch(folder: str, size: int) -> dict:
+    """The "disk" layer: a private, size-capped tmpfs on scratch. Call while single-threaded,
+    before any kernel is forked from this process (kernels inherit the mount)."""
+    try:
+        mounts.unshare(mounts.CLONE_NEWNS)
+        return {"active": True, "detail": mounts.private_scratch(folder, size)}
+    except OSError as exc:
+        return {"active": False, "detail": _reason(exc) + "; scratch is an ordinary folder without a total cap"}
+
+
+def readable_folders(policy: Policy) -> list[str]:
+    """Every place learner code may read, writable folders aside (see SYSTEM_READABLE)."""
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    python = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *site.getsitepackages()}
+    user_site = site.getusersitepackages()
+    course = [os.environ.get(LESSONS_ENV, ""), os.path.join(os.path.dirname(package), "lessons"),
+              os.path.join(package, "course")]
+    places = [*sorted(python), user_site, package, *course, *policy.readable, *SYSTEM_READABLE]
+    return list(dict.fromkeys(os.path.realpath(p) if not p.startswith("/proc/") else p
+                              for p in places if p and os.path.exists(p)))
 
 
 def default_memory_limit() -> int:
@@ -81,11 +124,9 @@ def apply(policy: Policy) -> dict[str, dict]:
     threads = _thread_count()
     layer("process_group", _new_session)
     layer("oom_score", _oom_first)
-    if policy.allow_network:
-        report["network"] = {"active": False, "detail": "off: network allowed by --allow-network"}
-        netns = False
-    else:
-        netns = layer("network", _network_namespace)
+    netns = _namespaces(policy, report)
+    report["disk"] = policy.disk or {"active": False, "detail": "missing: scratch was not given a tmpfs of "
+                                                                "its own, so its total size is not capped"}
     layer("parent_death", _parent_death_signal)
     layer("scratch", lambda: _enter_scratch(policy.scratch_dir))
     layer("limits", lambda: _file_limits(policy.memory_limit))
@@ -126,12 +167,24 @@ def explain(exc: BaseException) -> str | None:
     if network and isinstance(exc, socket.gaierror):
         return ("The tutor's kernel has no network, so host names cannot be looked up and nothing can be "
                 "downloaded (start gradrepl with --allow-network to allow it).")
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS and report["mounts"]["active"]:
+        places = " or ".join([policy.scratch_dir] + ([policy.workspace] if policy.workspace else []))
+        return (f"Outside {places} (the current folder) files are read-only for learner code: nothing there "
+                "can be written, and no permissions, owners, times or extended attributes changed. "
+                "Relative paths like 'model.pt' work.")
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC and report["disk"]["active"]:
+        return (f"The scratch folder {policy.scratch_dir} is full: it holds at most its --disk-limit in total. "
+                "Delete files you no longer need (os.remove) or start gradrepl with a larger --disk-limit.")
     if not isinstance(exc, PermissionError):
         return None
     if exc.filename and report["files"]["active"]:
         places = " or ".join([policy.scratch_dir] + ([policy.workspace] if policy.workspace else []))
+        if not _beneath(str(exc.filename), _applied.get("readable", []) + [policy.scratch_dir, policy.workspace]):
+            return (f"Reads are limited too: learner code may read only Python and its libraries, the course, "
+                    f"and {places}; not your home folder, other terminals or system secrets. "
+                    f"Files you make go in {places} (the current folder).")
         return (f"Learner code may write files only in {places} (the current folder), so relative paths "
-                f"like 'model.pt' work; reading is allowed everywhere.")
+                f"like 'model.pt' work; elsewhere files can only be read.")
     frames = traceback.extract_tb(exc.__traceback__)
     text = " ".join(f"{frame.filename} {frame.name} {frame.line}" for frame in frames).lower()
     if report["syscalls"]["active"] and any(word in text for word in _PROCESS_WORDS):
@@ -144,6 +197,14 @@ def explain(exc: BaseException) -> str | None:
         return ("The sandbox refused this operation: learner code cannot start programs, signal other "
                 "processes, or change the kernel's limits.")
     return None
+
+
+def _beneath(path: str, folders: list) -> bool:
+    try:
+        path = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return any(folder and (path == folder or path.startswith(folder.rstrip("/") + "/")) for folder in folders)
 
 
 def _network_report(namespace: dict, netns: bool, filtered: bool) -> dict:
@@ -199,17 +260,29 @@ def _oom_first() -> str:
     return "oom_score_adj 1000: the kernel dies first if the machine runs out of memory"
 
 
-def _network_namespace() -> str:
-    libc = _libc()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
-        return ("own user and network namespace: no interface but a downed loopback, "
-                "and no capabilities outside it")
-    first = ctypes.get_errno()
-    if libc.unshare(_CLONE_NEWNET) == 0:
-        return "own network namespace (root): no interface but a downed loopback"
-    second = ctypes.get_errno()
-    hint = " (the process already had threads)" if first == errno.EINVAL else ""
-    raise OSError(second, f"unshare user+net: {os.strerror(first)}{hint}; net: {os.strerror(second)}")
+def _namespaces(policy: Policy, report: dict) -> bool:
+    """The "network", "ipc" and "mounts" layers: one unshare, then the read-only view. Returns netns."""
+    wanted = mounts.CLONE_NEWNS | mounts.CLONE_NEWIPC | (0 if policy.allow_network else mounts.CLONE_NEWNET)
+    try:
+        got = mounts.unshare(wanted)
+    except OSError as exc:
+        for name in ("network", "ipc", "mounts"):
+            report[name] = {"active": False, "detail": _reason(exc)}
+        got = 0
+    else:
+        user = "user and " if got & mounts.CLONE_NEWUSER else ""
+        report["network"] = {"active": True, "detail": f"own {user}network namespace: no interface but a downed "
+                                                       "loopback, and no capabilities outside it"}
+        report["ipc"] = {"active": True, "detail": "own IPC namespace: the host's SysV shared memory, semaphores "
+                                                   "and message queues and its POSIX queues are out of reach"}
+        try:
+            report["mounts"] = {"active": True, "detail": mounts.read_only_except(
+                [policy.scratch_dir] + _existing(policy.workspace))}
+        except OSError as exc:
+            report["mounts"] = {"active": False, "detail": _reason(exc)}
+    if policy.allow_network:
+        report["network"] = {"active": False, "detail": "off: network allowed by --allow-network"}
+    return bool(got & mounts.CLONE_NEWNET)
 
 
 def _parent_death_signal() -> str:
@@ -270,8 +343,10 @@ def _no_new_privs() -> str:
 def _landlock(policy: Policy, threads: int) -> tuple[dict, dict]:
     """The "files" and "signals" layers: one Landlock ruleset enforces both."""
     writable = [policy.scratch_dir] + _existing(policy.workspace)
+    readable = readable_folders(policy)
+    _applied["readable"] = readable
     try:
-        outcome = landlock.restrict(writable, deny_network=not policy.allow_network)
+        outcome = landlock.restrict(writable, readable, deny_network=not policy.allow_network)
     except OSError as exc:
         return {"active": False, "detail": _reason(exc)}, {"active": False, "detail": "needs Landlock"}
     extra = []
@@ -284,7 +359,8 @@ def _landlock(policy: Policy, threads: int) -> tuple[dict, dict]:
     if threads > 1:
         extra.append(f"{threads - 1} thread(s) started before the sandbox are not confined")
     tail = "; " + ", ".join(extra) if extra else ""
-    files = {"active": True, "detail": f"Landlock ABI {outcome.abi}: read anywhere, write only in "
+    files = {"active": True, "detail": f"Landlock ABI {outcome.abi}: read only Python, its libraries, the course "
+                                       f"and {len(readable)} allowed places; write only in "
                                        f"{', '.join(outcome.writable)}{tail}"}
     if outcome.signals_scoped:
         return files, {"active": True, "detail": "signals only within the kernel (Landlock scope)"}

@@ -23,6 +23,7 @@ _LD_ABS = 0x20     # BPF_LD | BPF_W | BPF_ABS
 _JEQ = 0x15        # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35        # BPF_JMP | BPF_JGE | BPF_K
 _JSET = 0x45       # BPF_JMP | BPF_JSET | BPF_K
+_AND = 0x54        # BPF_ALU | BPF_AND | BPF_K
 _RET = 0x06        # BPF_RET | BPF_K
 
 _RET_ALLOW = 0x7FFF0000
@@ -32,7 +33,13 @@ _SECCOMP_SET_MODE_FILTER = 1
 _SECCOMP_FILTER_FLAG_TSYNC = 1
 _PR_SET_PDEATHSIG = 1
 _CLONE_THREAD = 0x00010000
-_AF_UNIX = 1
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a thread must not take new namespaces.
+_CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+# Socket types learner code may create: stream, datagram, seqpacket (no raw, no packet).
+_SOCKET_TYPES = (1, 2, 5)
+_SOCKET_TYPE_MASK = 0xF        # SOCK_NONBLOCK and SOCK_CLOEXEC live above it
+_PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
 # What socket() may create: everything, everything but UNIX sockets, or nothing.
 SOCKETS = ("all", "no-unix", "none")
 _X32_SYSCALL_BIT = 0x40000000
@@ -62,7 +69,9 @@ _X86_64 = _Arch(0xC000003E, 317, {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
     "fspick": 433, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438,
-    "mount_setattr": 442,
+    "mount_setattr": 442, "socketpair": 53, "setpriority": 141, "sched_setparam": 142,
+    "sched_setscheduler": 144, "sched_setaffinity": 203, "ioprio_set": 251, "migrate_pages": 256,
+    "move_pages": 279, "sched_setattr": 314, "memfd_create": 319, "memfd_secret": 447,
 })
 _AARCH64 = _Arch(0xC00000B7, 277, {
     "socket": 198, "clone": 220, "execve": 221, "kill": 129, "ptrace": 117,
@@ -79,7 +88,9 @@ _AARCH64 = _Arch(0xC00000B7, 277, {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
     "fspick": 433, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438,
-    "mount_setattr": 442,
+    "mount_setattr": 442, "socketpair": 199, "setpriority": 140, "sched_setparam": 118,
+    "sched_setscheduler": 119, "sched_setaffinity": 122, "ioprio_set": 30, "migrate_pages": 238,
+    "move_pages": 239, "sched_setattr": 274, "memfd_create": 279, "memfd_secret": 447,
 })
 _ARCHES = {"x86_64": _X86_64, "amd64": _X86_64, "aarch64": _AARCH64, "arm64": _AARCH64}
 
@@ -94,6 +105,18 @@ _DENIED = (
     "adjtimex", "clock_adjtime", "sethostname", "setdomainname", "iopl", "ioperm",
     "personality", "keyctl", "add_key", "request_key", "name_to_handle_at",
     "open_by_handle_at", "pidfd_open", "pidfd_getfd", "setrlimit", "tkill",
+    # memfd pages are counted by no limit; moving pages reaches other processes' memory.
+    "memfd_create", "memfd_secret", "migrate_pages", "move_pages",
+)
+# Scheduling and I/O priority calls: (syscall, ((argument, allowed values but the pid), ...)).
+# The pid argument may only name the kernel itself (0 or its own pid).
+_SELF_ONLY = (
+    ("setpriority", ((0, (_PRIO_PROCESS,)),), 1),
+    ("ioprio_set", ((0, (_IOPRIO_WHO_PROCESS,)),), 1),
+    ("sched_setaffinity", (), 0),
+    ("sched_setscheduler", (), 0),
+    ("sched_setparam", (), 0),
+    ("sched_setattr", (), 0),
 )
 
 
@@ -178,14 +201,21 @@ def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
     _clone_needs_thread(prog, arch)
     _nonzero_arg_denied(prog, arch.numbers["prlimit64"], 2)         # reading limits is fine
     _arg_equal_denied(prog, arch.numbers["prctl"], 0, _PR_SET_PDEATHSIG)
+    # A connected pair reaches nothing outside (asyncio's event loop makes one): UNIX pairs only.
+    _socket_kinds(prog, arch.numbers["socketpair"], (_AF_UNIX,))
     if sockets == "none":
         nxt = prog.label()
         prog.emit(_JEQ, arch.numbers["socket"], 0, nxt)
         prog.ret(eperm)
         prog.mark(nxt)
-    elif sockets == "no-unix":
-        # A network namespace does not cover UNIX sockets bound in the filesystem.
-        _arg_equal_denied(prog, arch.numbers["socket"], 0, _AF_UNIX)
+    else:
+        # Only internet (and, unless a network namespace stands in for it, UNIX) sockets of
+        # ordinary types: no netlink, packet, vsock or raw sockets. A network namespace does
+        # not cover UNIX sockets bound in the filesystem.
+        domains = (_AF_INET, _AF_INET6) + ((_AF_UNIX,) if sockets == "all" else ())
+        _socket_kinds(prog, arch.numbers["socket"], domains)
+    for name, fixed, pid_arg in _SELF_ONLY:
+        _self_only(prog, arch.numbers[name], fixed, pid_arg, own_pid)
     # Signals only to itself: the kernel must not reach the frontend or other processes.
     own = (own_pid, -own_pid & 0xFFFFFFFF)
     _arg_in_allowed(prog, arch.numbers["kill"], 0, (0, *own))
@@ -203,6 +233,8 @@ def _clone_needs_thread(prog: _Program, arch: _Arch) -> None:
     nxt = prog.label()
     prog.emit(_JEQ, arch.numbers["clone"], 0, nxt)
     prog.load(_arg_low(0))
+    prog.emit(_JSET, _CLONE_NEW_ANY, 0, 1)
+    prog.ret(_errno(errno.EPERM))                    # a thread in new namespaces escapes the filter's intent
     prog.emit(_JSET, _CLONE_THREAD, allow, 0)
     prog.ret(_errno(errno.EPERM))
     prog.mark(allow)
@@ -233,6 +265,48 @@ def _arg_equal_denied(prog: _Program, nr: int, index: int, value: int) -> None:
     prog.ret(_errno(errno.EPERM))
     prog.ret(_RET_ALLOW)
     prog.mark(nxt)
+
+
+def _socket_kinds(prog: _Program, nr: int, domains: tuple[int, ...]) -> None:
+    nxt, deny, domain_ok = prog.label(), prog.label(), prog.label()
+    prog.emit(_JEQ, nr, 0, nxt)
+    prog.load(_arg_low(0))
+    _one_of(prog, domains, domain_ok, deny)
+    prog.mark(domain_ok)
+    prog.load(_arg_low(1))
+    prog.emit(_AND, _SOCKET_TYPE_MASK)
+    for kind in _SOCKET_TYPES:
+        prog.emit(_JEQ, kind, 0, 1)
+        prog.ret(_RET_ALLOW)
+    prog.mark(deny)
+    prog.ret(_errno(errno.EPERM))
+    prog.mark(nxt)
+    prog.load(_NR_OFFSET)
+
+
+def _one_of(prog: _Program, values: tuple[int, ...], match: str, otherwise: str) -> None:
+    """Jump to ``match`` if the accumulator is one of ``values``, else to ``otherwise``."""
+    for position, value in enumerate(values):
+        prog.emit(_JEQ, value, match, otherwise if position == len(values) - 1 else 0)
+
+
+def _self_only(prog: _Program, nr: int, fixed: tuple, pid_arg: int, own_pid: int) -> None:
+    """Allow ``nr`` only when each fixed argument has an allowed value and the pid is 0 or ours."""
+    nxt, deny = prog.label(), prog.label()
+    prog.emit(_JEQ, nr, 0, nxt)
+    for index, values in fixed:
+        ok = prog.label()
+        prog.load(_arg_low(index))
+        _one_of(prog, values, ok, deny)
+        prog.mark(ok)
+    prog.load(_arg_low(pid_arg))
+    prog.emit(_JEQ, 0, 1, 0)
+    prog.emit(_JEQ, own_pid, 0, deny)
+    prog.ret(_RET_ALLOW)
+    prog.mark(deny)
+    prog.ret(_errno(errno.EPERM))
+    prog.mark(nxt)
+    prog.load(_NR_OFFSET)
 
 
 def _arg_in_allowed(prog: _Program, nr: int, index: int, values: tuple[int, ...]) -> None:
@@ -270,4 +344,5 @@ def install(sockets: str) -> str:
         raise OSError(code, f"seccomp filter refused: {os.strerror(code)}")
     denied = {"all": "", "no-unix": ", UNIX sockets", "none": ", every new socket"}[sockets]
     return (f"{len(filters)}-instruction BPF deny-list: exec, fork (threads allowed), ptrace, "
-            f"mount, namespaces, bpf, io_uring, raising limits, signals to other processes{denied}")
+            f"mount, namespaces (threads too), bpf, io_uring, memfd, raising limits, signals and "
+            f"scheduling of other processes, netlink/packet/vsock/raw sockets{denied}")

@@ -8,9 +8,10 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from gradrepl.kernel.protocol import ErrorInfo, StepResult
+from gradrepl.terminal_text import visible, visible_step
+from gradrepl.textviews import display_text
 from gradrepl.tui.console.help_view import is_help
 from gradrepl.tui.console.traceback_view import error_view
-from gradrepl.textviews import display_text
 
 PROMPT = ">>> "
 CONTINUATION = "... "
@@ -57,6 +58,7 @@ class ConsoleLog(RichLog):
 
     def write_source(self, source: str) -> None:
         """Echo a step's source with Python highlighting, prompts in the margin."""
+        source = visible(source)  # lesson cells are lesson-controlled text
         lines = source.splitlines() or [""]
         prompts = Text("\n".join([PROMPT] + [CONTINUATION] * (len(lines) - 1)), style="bold green")
         code = Syntax(source, "python", theme="ansi_dark", background_color="default", word_wrap=True)
@@ -65,6 +67,7 @@ class ConsoleLog(RichLog):
 
     def write_result(self, result: StepResult) -> None:
         """Everything a step produced except its source, in reading order."""
+        result = visible_step(result)
         if result.stdout:
             self._emit(Text(result.stdout.rstrip("\n")))
         if result.stderr:

@@ -361,7 +361,7 @@ class LessonPane(Vertical):
         if message.counts and message.uid not in self._reviewed:  # the first verdict of this visit rates the card
             self._reviewed.add(message.uid)
             self.keeper.review(message.uid, message.grade.correct, self.progress.hints.get(index, 0) > 0,
-                               message.answer)
+                               message.answer, on_failure=self._not_saved)
         if message.grade.restored:  # the console's namespace changed under the learner: say so there too
             self._console_notice("Check: not yet. The namespace is back to where this task started; "
                                  "↑ brings your lines back to edit.", "yellow")
@@ -432,7 +432,7 @@ class LessonPane(Vertical):
         last = self.index + 1 >= total
         words = f"step {self.index + 1} of {total}"
         if done and last:
-            words += " · lesson complete ✓"
+            words += " · lesson complete, NOT saved" if self.keeper.unsaved else " · lesson complete ✓"
         elif not done and self.lesson.steps[self.index].kind == "question":
             words += " · answer to go on"
         self.query_one("#lesson-position", Static).update(Text(words, style="dim"))
@@ -444,7 +444,12 @@ class LessonPane(Vertical):
     def _save(self) -> None:
         if self.progress is not None:
             snapshot = replace(self.progress, finished=list(self.progress.finished), hints=dict(self.progress.hints))
-            self.keeper.save(snapshot)
+            self.keeper.save(snapshot, on_failure=self._not_saved)
+
+    def _not_saved(self, words: str) -> None:
+        """From the store's thread: say so, and take back any claim that progress is stored."""
+        self.post_message(LessonNotice(words, "bold red"))
+        self.app.call_from_thread(self._update_bar)
 
     def _live(self, job) -> None:
         """Queue `job(session)` in the console's step queue: lesson code and typed code never overlap."""

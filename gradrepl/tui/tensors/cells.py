@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
+from gradrepl.terminal_text import visible
 from gradrepl.textviews import format_summary
 
 # Column key -> header, in panel order. "name" stays put when the table scrolls sideways.
@@ -59,7 +60,7 @@ def row_cells(row: dict[str, Any]) -> dict[str, Text]:
     """Every column's cell for `row`, keyed like COLUMNS."""
     error = row.get("inspect_error")
     return {
-        "name": Text(label(row)),
+        "name": Text(visible(label(row))),
         "requires_grad": flag(row.get("requires_grad")),
         "is_leaf": flag(row.get("is_leaf")),
         "grad_fn": Text(row.get("grad_fn") or "—", style="" if row.get("grad_fn") else "dim"),

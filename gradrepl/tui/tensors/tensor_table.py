@@ -1,9 +1,10 @@
 """The live tensor panel: one row per named tensor, drawn line by line (only what is on screen).
 
 A step costs what it changed, not what is alive: `apply_step` updates the
-rows it was given and asks for one repaint; Textual coalesces repaints to one
-per frame, and `render_line` builds only the lines in view. Column widths
-only ever grow (measuring every row again would cost a pass over the table).
+rows it was given and marks only their lines dirty (all lines in view only
+when rows moved or a column grew); Textual coalesces repaints to one per
+frame, and `render_line` builds only dirty lines in view. Column widths only
+ever grow (measuring every row again would cost a pass over the table).
 
 The name column stays put; a sideways scroll moves a whole column. The four
 facts come first, so at 80 columns and wider they are in view before any
@@ -21,6 +22,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
@@ -40,6 +42,7 @@ FACTS = ("requires_grad", "is_leaf", "grad_fn", "grad")  # always in view before
 MIN_NAME = 8                 # the name column never gets narrower than this
 MIN_GRAD = 10                # .grad may be cut to this before grad_fn is
 MIN_CROPPED = 6              # a last column narrower than this is left out rather than cut
+NARROWEST = {"grad_fn": MIN_CROPPED, "grad": 5}  # cells kept by a fact cut when space runs out
 
 
 class TensorTable(Widget, can_focus=True):
@@ -89,7 +92,10 @@ class TensorTable(Widget, can_focus=True):
 
     # -- the step ------------------------------------------------------------
     def apply_step(self, changed: Iterable[dict[str, Any]], removed: Iterable[str]) -> tuple[list[str], list[str]]:
-        """Show one step's delta: add or patch `changed` rows, drop `removed` names."""
+        """Show one step's delta: add or patch `changed` rows, drop `removed` names; repaint only their lines."""
+        previously_lit = self._lit
+        marker_before = self.changed_out_of_view()
+        layout_before = (dict(self._widths), self.top, len(self._order))
         self._lit = {}
         changed_names: list[str] = []
         for row in changed:
@@ -112,9 +118,22 @@ class TensorTable(Widget, can_focus=True):
         if removed_names:
             self._remove(removed_names)
         self._follow(changed_names)
-        self.refresh()
+        if (dict(self._widths), self.top, len(self._order)) != layout_before:
+            self.refresh()  # rows moved or columns grew: every line in view is new
+        else:
+            self._repaint_rows(set(changed_names) | set(previously_lit), marker_before)
         self.post_message(PanelUpdated(changed_names, removed_names))
         return changed_names, removed_names
+
+    def _repaint_rows(self, names: set[str], marker_before: tuple[int, int]) -> None:
+        """Mark dirty only the lines of these rows (and the marker line if its count changed)."""
+        width, height = self.size
+        lines = {1 + self._index[name] - self.top for name in names if name in self._index}
+        if marker_before != self.changed_out_of_view():
+            lines.add(height - 1)
+        regions = [Region(0, y, width, 1) for y in sorted(lines) if 1 <= y < height]
+        if regions:
+            self.refresh(*regions)
 
     def _remove(self, names: list[str]) -> None:
         gone = set(names)
@@ -184,24 +203,35 @@ class TensorTable(Widget, can_focus=True):
     def _layout(self, width: int) -> tuple[int, list[tuple[str, int]], bool]:
         """Name width, the (column, width) pairs in view, and whether more columns are off to the right.
 
-        The name gives way to the four facts: it gets what they leave (at least MIN_NAME cells), .grad
-        shrinks to MIN_GRAD before grad_fn is ever cut.
+        The name gives way to the four facts: it gets what they leave (at least MIN_NAME cells), and
+        .grad shrinks to MIN_GRAD before grad_fn is cut; if even that does not fit, every fact keeps a
+        few cells (grad_fn cut with …) rather than one falling off the edge.
         """
-        facts = sum(GAP + self._widths[key] for key in FACTS) - self._widths["grad"] + min(self._widths["grad"], MIN_GRAD)
+        facts = sum(GAP + self._widths[key] for key in FACTS) - self._widths["grad"] + min(
+            self._widths["grad"], MIN_GRAD)
         name_width = max(MIN_NAME, min(self._widths["name"], width - len(MARK) - facts))
         x = len(MARK) + name_width
         shown: list[tuple[str, int]] = []
-        for key in SCROLLING[self.first_column:]:
+        keys = SCROLLING[self.first_column:]
+        for position, key in enumerate(keys):
+            later_facts = sum(GAP + self._narrowest(k) for k in keys[position + 1:] if k in FACTS)
             want = self._widths[key]
-            room = width - x - GAP
+            room = width - x - GAP - later_facts
             if want <= room:
                 shown.append((key, want))
                 x += GAP + want
+            elif room >= MIN_CROPPED or key in FACTS:
+                shown.append((key, max(1, room)))
+                x += GAP + max(1, room)
+                if key not in FACTS or not later_facts:
+                    return name_width, shown, True
             else:
-                if room >= MIN_CROPPED:
-                    shown.append((key, room))
                 return name_width, shown, True
         return name_width, shown, False
+
+    def _narrowest(self, key: str) -> int:
+        """The fewest cells a fact column is given when space runs out (req and leaf are never cut)."""
+        return min(self._widths[key], NARROWEST.get(key, self._widths[key]))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

@@ -1,0 +1,76 @@
+"""Touching learner objects safely: bounded time, any exception, capped text.
+
+After a step the kernel reads the learner's objects (str of an exception, repr
+of a result, the namespace walk). Those calls run learner code that may raise,
+sleep or produce megabytes; ``bounded`` turns all of that into a value so the
+step still gets its reply.
+"""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
+
+from gradrepl.kernel.protocol import TEXT_CAP
+
+T = TypeVar("T")
+TOUCH_SECONDS = 5.0   # a __str__/__repr__/attribute access that takes longer is given up on
+
+
+class Overtime(BaseException):
+    """Raised in the kernel's thread when a bounded call runs out of time."""
+
+
+class Failed(Exception):
+    """A bounded call did not give a value; the message says why, in words."""
+
+
+def _on_alarm(signum, frame) -> None:
+    raise Overtime
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise Overtime in this (the main) thread if the block runs longer than ``seconds``."""
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def bounded(call: Callable[[], T], seconds: float = TOUCH_SECONDS) -> T:
+    """call(), or Failed with the reason if it raised or ran longer than ``seconds``.
+
+    KeyboardInterrupt (the learner's Ctrl-C) also becomes Failed: the step that is
+    being reported is over, so there is nothing else to stop.
+    """
+    try:
+        with time_limit(seconds):
+            return call()
+    except Overtime:
+        raise Failed(f"it took longer than {seconds:g} s") from None
+    except KeyboardInterrupt:
+        raise Failed("it was interrupted") from None
+    except BaseException as exc:  # learner code may raise anything
+        raise Failed(f"it raised {type(exc).__name__}") from None
+
+
+def safe_text(call: Callable[[], object], what: str, limit: int = TEXT_CAP) -> str:
+    """The text call() gives (capped), or words saying why it could not be shown."""
+    try:
+        text = bounded(lambda: str(call()))
+    except Failed as failed:
+        return f"<{what} could not be shown: {failed}>"
+    return cap(text, limit)
+
+
+def cap(text: str, limit: int = TEXT_CAP) -> str:
+    """At most ``limit`` bytes of UTF-8, with a note saying how much was cut."""
+    if len(text) <= limit // 4 or len(text.encode("utf-8", "replace")) <= limit:
+        return text
+    kept = text.encode("utf-8", "replace")[:limit].decode("utf-8", "ignore")
+    return kept + f"... ({len(text) - len(kept):,} more characters not shown)"

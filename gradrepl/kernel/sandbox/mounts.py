@@ -1,0 +1,114 @@
+"""Namespaces and mounts through ctypes: own IPC, network and mount namespaces; a read-only view.
+
+Landlock has no right for metadata (chmod, chown, utime, xattrs), so in a private
+mount namespace every mount but scratch and the workspace is remounted read-only:
+those calls then fail with EROFS everywhere else. The scratch folder can also get
+a size-limited tmpfs of its own (``private_scratch``), which caps what learner code
+writes in total and vanishes with the last process that sees it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_NOATIME, _MS_NODIRATIME = 32, 4096, 1024, 2048
+_MS_REC, _MS_PRIVATE, _MS_RELATIME, _MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1 << 24
+# Per-mount options a remount must repeat: an unprivileged namespace may not drop them.
+_KEPT = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC, "noatime": _MS_NOATIME,
+         "nodiratime": _MS_NODIRATIME, "relatime": _MS_RELATIME, "strictatime": _MS_STRICTATIME}
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _fail(what: str) -> OSError:
+    code = ctypes.get_errno()
+    return OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def unshare(flags: int) -> int:
+    """Enter new namespaces; with CLONE_NEWUSER our own uid and gid stay mapped. Returns the flags got.
+
+    Without a user namespace (not offered, or the process already has threads) the
+    same namespaces are tried alone, which works for root only.
+    """
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(flags | CLONE_NEWUSER) == 0:
+        _map_ids(uid, gid)
+        return flags | CLONE_NEWUSER
+    first = _fail("unshare with a user namespace")
+    if libc.unshare(flags) == 0:
+        return flags
+    second = _fail("unshare without one")
+    hint = " (the process already had threads)" if first.errno == errno.EINVAL else ""
+    raise OSError(second.errno, f"{first.strerror}{hint}; {second.strerror}")
+
+
+def _map_ids(uid: int, gid: int) -> None:
+    # Files keep showing their real owners, and tmpfs can be mounted; unmapped ids would read as nobody.
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        try:
+            with open(f"/proc/self/{name}", "w") as file:
+                file.write(text)
+        except OSError:
+            return
+
+
+def private_scratch(folder: str, size: int) -> str:
+    """Mount a tmpfs of ``size`` bytes on ``folder`` (needs a mount namespace of our own)."""
+    libc = _libc()
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise _fail("making mounts private")
+    options = f"size={size},mode=0700,uid={os.getuid()},gid={os.getgid()}".encode()
+    if libc.mount(b"gradrepl-scratch", folder.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
+        raise _fail(f"mounting a tmpfs on {folder}")
+    return f"scratch is a private tmpfs of {size >> 20} MiB: writes past it fail with ENOSPC"
+
+
+def read_only_except(writable: list[str]) -> str:
+    """Remount every mount read-only except the ``writable`` folders (bound onto themselves first)."""
+    libc = _libc()
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise _fail("making mounts private")
+    for folder in writable:
+        if libc.mount(folder.encode(), folder.encode(), None, _MS_BIND | _MS_REC, None) != 0:
+            raise _fail(f"binding {folder}")
+    kept, failed = 0, []
+    for point, options in _mounts():
+        if any(point == folder or point.startswith(folder.rstrip("/") + "/") for folder in writable):
+            continue
+        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
+        for option in options.split(","):
+            flags |= _KEPT.get(option, 0)
+        if libc.mount(None, point.encode(), None, flags, None) == 0:
+            kept += 1
+        elif point == "/":
+            raise _fail("remounting / read-only")
+        else:
+            failed.append(point)
+    tail = f"; still writable: {', '.join(failed)}" if failed else ""
+    return (f"own mount namespace: {kept} mounts read-only, so permissions, owners, times and "
+            f"extended attributes change only in {', '.join(writable)}{tail}")
+
+
+def _mounts() -> list[tuple[str, str]]:
+    """(mount point, per-mount options) of this namespace, parents first."""
+    points = []
+    with open("/proc/self/mountinfo") as table:
+        for line in table:
+            fields = line.split()
+            points.append((_unescape(fields[4]), fields[5]))
+    return points
+
+
+def _unescape(field: str) -> str:
+    # mountinfo writes space, tab, newline and backslash as octal escapes.
+    for code in ("\\040", "\\011", "\\012", "\\134"):
+        field = field.replace(code, chr(int(code[1:], 8)))
+    return field

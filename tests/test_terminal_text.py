@@ -1,0 +1,85 @@
+"""Escape sequences from learner code and lessons never reach the terminal raw.
+
+The text comes from a real kernel (or a lesson file) and is followed to where a terminal
+would get it: --plain's and `run`'s printed lines, the TUI console log and panel, `play`'s prose.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import GRADREPL, ROOT
+from textual.app import App
+
+from gradrepl.plain.repl import print_result
+from gradrepl.terminal_text import visible
+from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.tensors.cells import row_cells
+
+ATTACK = ('print("\\x1b[2J\\x1b]0;owned\\x07\\x1b]52;c;ZXZpbA==\\x07[bold]markup[/bold]")\n'
+          'globals()["\\x1b]0;X\\x07"] = torch.ones(1)\n'
+          'raise ValueError("\\x1b[31mred\\x9b")')
+
+
+def raw_controls(text: str) -> list[str]:
+    return [ch for ch in text if (ord(ch) < 32 and ch not in "\n\t") or 0x7F <= ord(ch) < 0xA0]
+
+
+def test_visible_shows_every_control_but_newline_and_tab():
+    assert visible("a\x1b[2Jb\tc\nd\re\x00\x7f\x9b") == "a\\x1b[2Jb\tc\nd\\x0de\\x00\\x7f\\x9b"
+    assert visible(visible("\x1b]52;c;x\x07")) == "\\x1b]52;c;x\\x07"
+    assert visible("[bold]ünïcode ✓[/bold]") == "[bold]ünïcode ✓[/bold]"
+
+
+async def test_plain_repl_prints_kernel_text_visibly(session, capsys):
+    result = await session.execute(ATTACK)
+    print_result(result)
+    out = capsys.readouterr().out
+    assert raw_controls(out) == []
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in out and "[bold]markup[/bold]" in out
+    assert "\\x1b]0;X\\x07" in out and "\\x1b[31mred\\x9b" in out
+
+
+def test_run_prints_output_and_table_names_visibly(tmp_path: Path):
+    script = tmp_path / "attack.py"
+    script.write_text(ATTACK.replace("raise ValueError", "print") + "\nx = 1  # \x1b]0;source\x07\n")
+    done = subprocess.run([*GRADREPL, "run", str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert raw_controls(done.stdout) == [], done.stdout
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in done.stdout and "\\x1b]0;X\\x07" in done.stdout
+    assert "\\x1b]0;source\\x07" in done.stdout
+
+
+class LogApp(App):
+    def compose(self):
+        yield ConsoleLog()
+
+
+async def test_tui_console_log_and_panel_show_kernel_text_visibly(session):
+    result = await session.execute(ATTACK)
+    app = LogApp()
+    async with app.run_test() as pilot:
+        log = app.query_one(ConsoleLog)
+        log.write_source("print('\x1b]0;cell\x07')")     # a lesson cell's source is lesson text
+        log.write_result(result)
+        await pilot.pause(0.1)
+        text = "\n".join(line.text for line in log.lines)
+    assert raw_controls(text) == [] and "\\x1b]52;c;ZXZpbA==" in text and "[bold]markup[/bold]" in text
+    assert "\\x1b]0;cell\\x07" in text
+    (row,) = [row for row in result.tensors if "X" in row["name"]]
+    assert row_cells(row)["name"].plain == "\\x1b]0;X\\x07"
+
+
+def test_play_shows_lesson_prose_visibly(tmp_path: Path):
+    lesson = tmp_path / "01-evil.md"
+    lesson.write_text("---\nid: evil\ntitle: \"Evil \\e]0;title\\a\"\n---\n\n"
+                      "Prose with \x1b[2J a clear screen and \x1b]52;c;ZXZpbA==\x07 a clipboard write.\n\n"
+                      "```python\nprint('\\x1b]0;cell\\x07')\n```\n\n"
+                      "```question\nid: two\ntype: numeric\nprompt: \"\\e[5mOne plus one?\"\nask: 1 + 1\n"
+                      "tolerance: 0\n```\n")
+    done = subprocess.run([*GRADREPL, "play", str(lesson), "--auto"], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert "clear screen" in done.stdout, done.stdout + done.stderr
+    assert raw_controls(done.stdout) == []
+    assert "\\x1b[2J" in done.stdout and "\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
+    assert "\\x1b[5mOne plus one?" in done.stdout and "\\x1b]0;title\\x07" in done.stdout
