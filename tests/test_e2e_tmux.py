@@ -53,8 +53,6 @@ class Tmux:
         return int(subprocess.run([*self.tmux, "display-message", "-p", "-t", self.name, "#{pane_pid}"],
                                   check=True, capture_output=True, text=True).stdout)
 
-    def kill_session(self) -> None:
-        subprocess.run([*self.tmux, "kill-session", "-t", self.name], check=True)
 
     def screen(self) -> str:
         return subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name],
@@ -207,25 +205,32 @@ def test_the_first_frame_at_80x24_is_already_stacked(tmp_path):
         term.close()
 
 
-@pytest.mark.parametrize("sighup", [True, False], ids=["sighup", "no-sighup"])
-def test_a_killed_tmux_session_takes_tui_zygote_kernel_and_scratch_along(tmp_path, sighup):
-    """`make run` in tmux, then kill-session: nothing of gradrepl may stay behind.
+@pytest.mark.parametrize("launch, ending", [
+    ("make run", "kill-session"), ("setsid make run", "kill-session"),
+    ("gradrepl", "kill-server"), ("setsid gradrepl", "kill-server")])
+def test_a_killed_tmux_session_takes_tui_zygote_kernel_and_scratch_along(tmp_path, launch, ending):
+    """Started in tmux, then the session or the whole server killed: nothing of gradrepl may stay.
 
-    Without SIGHUP (setsid: no controlling terminal to hang up) only the lost terminal tells.
+    Under setsid there is no controlling terminal, so no SIGHUP: only the lost terminal tells.
+    A killed server used to leave the TUI hanging in Textual's shutdown (its writer thread dead of EIO).
     """
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    command = f"make -C {ROOT} run" if sighup else f"setsid -w make -C {ROOT} run"
+    start = f"make -C {ROOT} run" if launch.endswith("make run") else str(GRADREPL)
+    command = f"setsid -w {start}" if launch.startswith("setsid") else start
     term = Tmux(command, {"GRADREPL_HOME": str(tmp_path / "home"), "TMPDIR": str(scratch),
                           "TERM": "xterm-256color"}, 80, 24)
     try:
         term.wait_for(lambda s: "idle" in s, "the kernel", timeout=90)
-        processes = descendants(term.pane_pid())
+        term.type_then_pause("x = torch.ones(2)")
+        term.send("Enter")
+        term.wait_for(lambda s: panel_row(s, "x") is not None, "a step to run")
+        processes = [term.pane_pid(), *descendants(term.pane_pid())]
         commands = [Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in processes]
         assert any("gradrepl.kernel.zygote" in command for command in commands), commands
         assert sum("gradrepl.kernel.zygote" in command for command in commands) >= 2  # zygote and its kernel
         assert any(path.name.startswith("gradrepl-scratch-") for path in scratch.iterdir())
-        term.kill_session()
+        subprocess.run([*term.tmux, ending] + (["-t", term.name] if ending == "kill-session" else []), check=True)
         deadline = time.monotonic() + 15
         while any(alive(pid) for pid in processes) and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -31,7 +31,8 @@ async def test_question_mark_opens_a_scrollable_help_view(history):
         assert "torch.ones" in str(app.screen.query_one("#help-title").render())
         assert "Returns a tensor filled" in page_text(app)
         page = app.screen.query_one("#help-page")
-        assert page.scroll_y == 0 and page.max_scroll_y > 0
+        await until(pilot, lambda: page.max_scroll_y > 0, "the page to be laid out")
+        assert page.scroll_y == 0
         await pilot.press("pagedown")
         assert page.scroll_y > 0
         await pilot.press("escape")
@@ -51,3 +52,12 @@ async def test_double_question_mark_shows_source_and_help_call_opens_the_same_vi
         await run_steps(pilot, recorder, "help(scale)")
         await until(pilot, lambda: isinstance(app.screen, HelpView), "help()'s view")
         assert "Twice t." in page_text(app)
+
+
+async def test_help_text_with_escape_sequences_shows_them_instead_of_obeying_them(history):
+    recorder = Recorder()
+    app = GradReplApp(history=history)
+    async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
+        await run_steps(pilot, recorder, 'def loud():\n"""\\x1b[2J cleared?"""\n', "loud?")
+        await until(pilot, lambda: isinstance(app.screen, HelpView), "the help view")
+        assert "\\x1b[2J cleared?" in page_text(app) and "\x1b" not in page_text(app)

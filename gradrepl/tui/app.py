@@ -9,6 +9,7 @@ Widgets reach the app only through messages (InputSubmitted, LessonJob, ...).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -58,6 +59,10 @@ WELCOME = (
     "gradrepl · importing torch… type away: steps run as soon as it is in.\n"
     "Enter runs · Ctrl+J new line · Tab completes · Ctrl+R history · Ctrl+P commands · %help magics"
 )
+
+
+HANGUP_CLOSE_TIMEOUT = 5.0  # seconds for the kernel and zygote to go after the terminal did
+HANGUP_EXIT = 129  # 128 + SIGHUP, as a shell reports a hung-up job
 
 
 class GradReplApp(App):
@@ -156,8 +161,13 @@ class GradReplApp(App):
 
     async def _close_and_exit(self) -> None:
         if self.session is not None:
-            await self.session.close()
-        self.exit(return_code=129)  # 128 + SIGHUP, as a shell reports a hung-up job
+            try:
+                await asyncio.wait_for(self.session.close(), HANGUP_CLOSE_TIMEOUT)
+            except (asyncio.TimeoutError, OSError):
+                pass  # the kernels die with their zygote (parent-death signal) when this process goes
+        # Not self.exit(): Textual's shutdown writes to the dead terminal, and once its writer
+        # thread has died of EIO, the put of the last frame blocks forever. Nothing is left to show.
+        os._exit(HANGUP_EXIT)
 
     async def on_unmount(self) -> None:
         # The kernel process must not outlive the app (tests run many apps in one process).

@@ -9,6 +9,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from gradrepl.terminal_text import visible
+
 
 def is_help(display: object) -> bool:
     """True for a StepResult.display that is a help page, not a magic's text."""
@@ -42,9 +44,10 @@ class HelpView(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            yield Static(Text(self.page_title), id="help-title")
+            # The page is kernel text: control characters shown, never sent to the terminal.
+            yield Static(Text(visible(self.page_title)), id="help-title")
             with VerticalScroll(id="help-page"):
-                yield Static(Text(self.page_text.rstrip("\n")), id="help-text")
+                yield Static(Text(visible(self.page_text.rstrip("\n"))), id="help-text")
             yield Static("↑↓ PgUp PgDn Home End scroll · Esc or q closes", id="help-keys")
 
     def on_mount(self) -> None:
