@@ -33,6 +33,16 @@ def _num(value) -> str:
     return str(value)
 
 
+def format_bytes(count: int | None) -> str:
+    """1536 -> '1.5 KB'; sizes a learner reads at a glance (powers of 1024)."""
+    units = ("B", "KB", "MB", "GB", "TB")
+    size, unit = float(count or 0), 0
+    while size >= 1024 and unit < len(units) - 1:
+        size /= 1024
+        unit += 1
+    return f"{int(size)} B" if unit == 0 else f"{size:.1f} {units[unit]}"
+
+
 def row_cells(row: dict, width: int = 32) -> list[str]:
     return [
         row["name"],
@@ -65,13 +75,17 @@ def step_text(result) -> str:
     return "\n".join(lines)
 
 
-def tensor_table(rows: list[dict], all_rows: bool = False) -> str:
-    """An aligned table; changed rows are marked with '*' unless every row is shown plainly."""
+def tensor_table(rows: list[dict], all_rows: bool = False, saved: bool = False) -> str:
+    """An aligned table; changed rows are marked with '*' unless every row is shown plainly.
+
+    With saved=True a last column says how much the row's graph holds (saved_bytes).
+    """
     if not rows:
         return "(no live tensors)"
-    body = [row_cells(row) for row in rows]
-    widths = [max(len(col), *(len(cells[i]) for cells in body)) for i, col in enumerate(COLUMNS)]
-    lines = ["  " + "  ".join(col.ljust(w) for col, w in zip(COLUMNS, widths)).rstrip()]
+    columns = COLUMNS + ("graph holds",) if saved else COLUMNS
+    body = [row_cells(row) + ([format_bytes(row.get("saved_bytes"))] if saved else []) for row in rows]
+    widths = [max(len(col), *(len(cells[i]) for cells in body)) for i, col in enumerate(columns)]
+    lines = ["  " + "  ".join(col.ljust(w) for col, w in zip(columns, widths)).rstrip()]
     for row, cells in zip(rows, body):
         mark = "* " if row.get("changed") and not all_rows else "  "
         lines.append(mark + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())

@@ -23,6 +23,8 @@ OPS = (
     "complete",  # {code, cursor}             -> {matches: [str]}
     "graph",     # {name}                     -> {graph: {...}, text: str}
     "tensors",   # {}                         -> {tensors: [row, ...]} full table
+    "trace",     # {name}                     -> {trace: {...}} backward previewed node by node
+    "trace_next",# {}                         -> {} the next execute's backward calls are traced
     "inspect",   # {expr}                     -> {value: {...}} description of a value
     "check",     # {name}                     -> {check: {...}} symbolic live check
     "check_expr",# {expr, point}              -> {check: {...}} expression mode
@@ -86,6 +88,8 @@ class StepResult:
     kernel_event: str | None = None
     # Text produced by a %magic (e.g. %graph), shown instead of a result.
     display: str | None = None
+    # `%trace STATEMENT`: the backward calls the step made, node by node (kernel/inspect/trace.py).
+    trace: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -110,4 +114,5 @@ class StepResult:
             duration_ms=float(payload.get("duration_ms", 0.0)),
             tensors=list(payload.get("tensors", [])),
             removed=list(payload.get("removed", [])),
+            trace=payload.get("trace"),
         )

@@ -7,6 +7,7 @@ A kernel is either forked from the warm zygote (zygote.py) or spawned as
 from __future__ import annotations
 
 import ast
+import contextlib
 import ctypes
 import faulthandler
 import gc
@@ -25,6 +26,7 @@ from gradrepl.kernel.inspect.diagnose import AccumulationWatch, explain, explain
 from gradrepl.kernel.inspect.graph import graph_of, render_text
 from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
+from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import protocol, sandbox
 from gradrepl.kernel.symbolic import ops as symbolic
 
@@ -109,6 +111,7 @@ class Kernel:
         self.reserve: bytearray | None = bytearray(MEMORY_RESERVE)
         # Whether a requires_grad flag may have changed outside what the last step's journal saw.
         self.flags_dirty = True
+        self.armed_trace: StepTraces | None = None  # set by op_trace_next for the next execute
 
     # -- requests -------------------------------------------------------
     def handle(self, message: dict) -> dict:
@@ -146,7 +149,11 @@ class Kernel:
         self.stdout.new_step()
         self.stderr.new_step()
         started = time.perf_counter()
-        outcome = self._run(message["source"], step)
+        tracer, self.armed_trace = self.armed_trace, None
+        with tracer.recording() if tracer else contextlib.nullcontext():
+            outcome = self._run(message["source"], step)
+        if tracer:
+            outcome["trace"] = tracer.result()
         outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         self._end_output(step, outcome["notes"])
         rows, removed = self.inspector.step(self.namespace, requires_grad_may_change=self.flags_dirty)
@@ -166,6 +173,20 @@ class Kernel:
         graph = graph_of(tensor, self.inspector.names_by_id())
         graph["root"] = name
         return {"graph": graph, "text": render_text(graph)}
+
+    def op_trace(self, message: dict) -> dict:
+        name = message.get("name", "")
+        tensor = self.inspector.resolve(name)
+        if tensor is None:
+            return {"error": f"no live tensor named {name!r} (see %tensors for the names)"}
+        try:
+            return {"trace": preview(tensor, name, self.inspector.names_by_id())}
+        except TraceError as exc:
+            return {"error": str(exc)}
+
+    def op_trace_next(self, message: dict) -> dict:
+        self.armed_trace = StepTraces(self.inspector.names_by_id())
+        return {}
 
     def op_inspect(self, message: dict) -> dict:
         try:

@@ -12,12 +12,17 @@ from collections.abc import Callable
 from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import ErrorInfo, StepResult
+from gradrepl.session.timeline import Timeline
+from gradrepl.session import backward_magics
 from gradrepl.textviews import tensor_table
 
 MAGICS = {
     "%tensors": "show every live tensor",
     "%graph NAME": "draw NAME's autograd graph down to its leaves",
     "%check NAME": "compare NAME's symbolic gradient with autograd's",
+    "%trace NAME": "preview backward from NAME node by node (no .grad changes)",
+    "%trace STMT": "run STMT (e.g. loss.backward()) and list each node backward ran",
+    "%at N": "every tensor as it stood after step N (-1: the step before)",
     "%restart": "start a fresh kernel (all variables are lost)",
     "%reset": "empty the namespace in the same kernel",
     "%help": "this list",
@@ -40,6 +45,7 @@ class Session:
         self._running_step: int | None = None
         self._changed: list[str] = []  # names whose rows are flagged changed
         self._ladder: asyncio.Task | None = None
+        self.timeline = Timeline()  # every past step as deltas (%at, the TUI's timeline)
 
     # -- lifecycle ------------------------------------------------------
     async def start(self) -> None:
@@ -78,7 +84,13 @@ class Session:
         if source.strip():
             self.history.append(source)
         if source.lstrip().startswith("%"):
-            return await self._magic(step, source.strip())
+            result = await self._magic(step, source.strip())
+        else:
+            result = await self._run_code(step, source, timeout)
+        self.timeline.record(step, result.source, result.tensors, result.removed)
+        return result
+
+    async def _run_code(self, step: int, source: str, timeout: float | None = None) -> StepResult:
         timeout = timeout if timeout is not None else self.options.step_timeout
         self._running_step = step
         self._set_state("busy")
@@ -193,6 +205,17 @@ class Session:
     async def graph(self, name: str) -> dict:
         return await self._request("graph", name=name)
 
+    async def trace(self, name: str) -> dict:
+        """Backward from tensor `name` previewed node by node: {"trace": {...}} or {"error": words}."""
+        return await self._request("trace", name=name)
+
+    async def trace_statement(self, step: int, source: str) -> StepResult:
+        """Run `source` as step `step`, recording every backward it makes (result.trace)."""
+        reply = await self._request("trace_next")
+        if reply.get("error"):
+            return StepResult(step=step, source=source, error=ErrorInfo("KernelError", reply["error"]))
+        return await self._run_code(step, source)
+
     async def inspect(self, expr: str) -> dict:
         return (await self._request("inspect", expr=expr)).get("value", {})
 
@@ -238,6 +261,8 @@ class Session:
                 result.error = ErrorInfo("CheckError", error.get("message", str(error)) if isinstance(error, dict) else str(error))
             else:
                 result.display = check.get("text", "")
+        elif name in backward_magics.NAMES:
+            await backward_magics.run(self, name, arg, result)
         elif name == "%restart":
             result.removed = await self.restart()
             result.display = "Kernel restarted: a fresh namespace with torch, nn and F."

@@ -34,6 +34,7 @@ from operator import attrgetter, call, is_not, not_
 import torch
 from torch import nn
 
+from gradrepl.kernel.inspect.saved import saved_bytes
 from gradrepl.kernel.inspect.summary import summarize
 
 SKIP_NAMES = frozenset({"torch", "nn", "F"})  # preloaded by the kernel
@@ -66,6 +67,7 @@ class Inspector:
         self._live: set[str] = set()            # names that own a row
         self._occurrences: Counter[int] = Counter()  # id(tensor) -> names reaching it
         self._changed: set[str] = set()         # names changed in the last step
+        self._holding: set[str] = set()         # names whose graph holds saved tensors
 
     def step(self, namespace: dict, requires_grad_may_change: bool = True) -> tuple[list[dict], list[str]]:
         """Rows changed since the previous call (each with "changed": True) and names that disappeared.
@@ -105,6 +107,8 @@ class Inspector:
             self._sigs[name] = signature
             self._rows[name] = _row(name, tensor)
             changed.append(self._rows[name])
+        changed.extend(self._freed_graphs(changed))
+        self._holding.difference_update(removed)
         self._changed = {row["name"] for row in changed}
         return [{**row, "changed": True} for row in changed], removed
 
@@ -120,7 +124,22 @@ class Inspector:
                 tensor = self._refs[name]()
                 if tensor is not None:
                     self._rows[name] = _row(name, tensor)
+            self._holding = {name for name, row in self._rows.items() if row["saved_bytes"]}
         return [{**row, "changed": name in self._changed} for name, row in self._rows.items()]
+
+    def _freed_graphs(self, changed: list[dict]) -> list[dict]:
+        """Rows whose saved tensors backward freed: the tensor itself did not change, its row does."""
+        fresh = {row["name"] for row in changed}
+        rows = []
+        for name in self._holding - fresh:
+            ref = self._refs.get(name)
+            tensor = None if ref is None else ref()
+            if tensor is not None and saved_bytes(tensor) != self._rows[name]["saved_bytes"]:
+                self._rows[name] = _row(name, tensor)
+                rows.append(self._rows[name])
+        for row in chain(changed, rows):
+            (self._holding.add if row["saved_bytes"] else self._holding.discard)(row["name"])
+        return rows
 
     def resolve(self, name: str) -> torch.Tensor | None:
         """The live tensor a row name refers to, or None (names are looked up, never evaluated)."""
@@ -225,6 +244,7 @@ def _row(name: str, t: torch.Tensor) -> dict:
         "changed": True,
         "grad": None if grad is None else summarize(grad),
         "value": summarize(t),
+        "saved_bytes": saved_bytes(t),
     }
 
 
