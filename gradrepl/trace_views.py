@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from gradrepl.textviews import format_bytes, format_summary, tensor_table
+from gradrepl.textviews import format_summary, tensor_table
 
-GRAD_WIDTH = 28
+def grad_text(summary: dict | None) -> str:
+    """One gradient in a few characters: a scalar's value, else its shape and norm."""
+    if summary is None:
+        return "None"
+    shape = summary.get("shape") or []
+    if not shape and "values" in summary:
+        return format_summary(summary)
+    dims = "×".join(map(str, shape)) if shape else "?"
+    norm = summary.get("norm")
+    return dims if norm is None else f"{dims} norm {format_summary({'values': norm})}"
 
 
 def grads_text(summaries: list | None) -> str:
-    """A node's gradients in one short cell: each summary, or None where no gradient flows."""
+    """A node's gradients, one short cell each: None where no gradient flows, '-' if it never ran."""
     if summaries is None:
         return "-"
     if not summaries:
         return "(none)"
-    return ", ".join(format_summary(s, GRAD_WIDTH) if s is not None else "None" for s in summaries)
+    return ", ".join(grad_text(s) for s in summaries)
 
 
 def trace_text(trace: dict) -> str:

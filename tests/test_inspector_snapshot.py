@@ -91,8 +91,9 @@ def test_backward_marks_the_leaf_grad_changed_and_del_removes(ns):
     inspector.step(ns)
     run(ns, "y.backward()")
     rows, _ = inspector.step(ns)
-    assert names(rows) == ["x"]
+    assert names(rows) == ["x", "y"]  # y itself did not change, but backward freed what its graph saved
     assert rows[0]["grad"] == {"shape": [], "values": 7.0, "norm": 7.0}
+    assert rows[1]["saved_bytes"] == 0
     run(ns, "x.grad.zero_()")
     assert inspector.step(ns)[0][0]["grad"]["values"] == 0.0
     run(ns, "del x")

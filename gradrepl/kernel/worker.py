@@ -185,7 +185,7 @@ class Kernel:
             return {"error": str(exc)}
 
     def op_trace_next(self, message: dict) -> dict:
-        self.armed_trace = StepTraces(self.inspector.names_by_id())
+        self.armed_trace = StepTraces(self.inspector.names_by_id(), self.namespace)
         return {}
 
     def op_inspect(self, message: dict) -> dict:

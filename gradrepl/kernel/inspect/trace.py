@@ -132,8 +132,9 @@ def preview(t: torch.Tensor, name: str, names: dict[int, str], limit: int = MAX_
 class StepTraces:
     """Traces of the backward calls a learner statement makes (``%trace STATEMENT``)."""
 
-    def __init__(self, names: dict[int, str], limit: int = MAX_NODES):
+    def __init__(self, names: dict[int, str], namespace: dict, limit: int = MAX_NODES):
         self.names = names
+        self.namespace = namespace  # a root made by the statement itself is named by a top-level lookup
         self.limit = limit
         self.traces: list[dict] = []
         self.untraced = 0
@@ -164,12 +165,18 @@ class StepTraces:
         if not grad_fns or len(self.traces) >= MAX_PASSES:
             self.untraced += bool(grad_fns)
             return real(roots, *args, **kwargs)
-        root_name = ", ".join(self.names.get(id(t), "<unnamed tensor>") for t in tensors)
+        root_name = ", ".join(self._name_of(t) for t in tensors)
         with BackwardRecorder(grad_fns, self.names, root_name, self.limit) as recorder:
             try:
                 return real(roots, *args, **kwargs)
             finally:
                 self.traces.append(recorder.result())
+
+    def _name_of(self, t: torch.Tensor) -> str:
+        name = self.names.get(id(t))
+        if name is None:
+            name = next((key for key, value in self.namespace.items() if value is t), "<unnamed tensor>")
+        return name
 
     def result(self) -> dict:
         note = None
