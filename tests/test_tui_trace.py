@@ -86,3 +86,14 @@ def test_target_step_walks_the_kept_steps():
     assert target_step(steps, 5, -1) == 4 and target_step(steps, 4, -1) == 4
     assert target_step(steps, 5, 1) == 6 and target_step(steps, 6, 1) is None
     assert target_step([], None, -1) is None and target_step(steps, None, 1) is None
+
+
+def test_details_and_graph_tree_show_what_the_graph_holds():
+    from gradrepl.tui.tensors.details import values_text
+    from gradrepl.tui.tensors.graph_tree import node_label
+
+    row = {"name": "loss", "value": {"shape": [], "values": 1.0}, "grad": None, "grad_fn": "MeanBackward0",
+           "version": 0, "saved_bytes": 819_200}
+    assert "graph holds 800.0 KB" in values_text(row).plain
+    assert "graph holds" not in values_text({**row, "saved_bytes": 0}).plain
+    assert node_label({"op": "MulBackward0", "saved_bytes": 4000}).plain == "MulBackward0  holds 3.9 KB"
