@@ -236,3 +236,15 @@ def test_lessons_command_lists_the_course_as_json(tmp_path):
     assert [(r["id"], r["title"]) for r in rows] == [("demo", "Demo: a lesson")]
     assert rows[0]["path"].endswith("01-demo.md") and rows[0]["questions"][0] == "demo/slope"
     assert f"{tmp_path / '02-bad.md'}:1: a lesson starts with YAML front matter" in done.stderr
+
+
+MAGIC_CELL = ("---\nid: magic\ntitle: t\nversion: 1\n---\n\n```python\ny = torch.ones(1)\n```\n\n"
+              "```python\n%trace y\n```\n\n"
+              "```question\nid: q\ntype: predict\nprompt: p\nask: y.grad\n```\n")
+
+
+def test_a_cell_of_one_magic_line_runs_as_at_the_prompt_and_mixed_cells_are_syntax_errors():
+    lesson = parse_lesson(MAGIC_CELL, "magic.md")
+    assert [step.text.strip() for step in lesson.steps if step.kind == "code"] == ["y = torch.ones(1)", "%trace y"]
+    mixed = MAGIC_CELL.replace("%trace y\n", "%trace y\nz = 1\n")
+    assert any("python cell: syntax error" in problem for problem in problems_of(mixed))
