@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from gradrepl.errors import UsageError
 
-MAX_ROWS = 50_000      # rows kept across all deltas (a row is a few hundred bytes of summaries)
+MAX_ROWS = 20_000      # rows kept across all deltas (about 1 KB each: at most ~20 MB)
 MAX_SOURCE = 2_000     # characters of a step's source kept for the header
 
 
