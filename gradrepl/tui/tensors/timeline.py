@@ -16,7 +16,12 @@ from gradrepl.textviews import format_bytes
 from gradrepl.tui.tensors.cells import COLUMNS, row_cells
 
 PAST_STYLE = "bold yellow"
-COLUMNS_PAST = {**COLUMNS, "saved_bytes": "graph holds"}
+# The past panel adds what each graph held, beside grad_fn where the eye already is.
+COLUMNS_PAST: dict[str, str] = {}
+for _key, _header in COLUMNS.items():
+    COLUMNS_PAST[_key] = _header
+    if _key == "grad_fn":
+        COLUMNS_PAST["saved_bytes"] = "graph holds"
 
 
 class PastPanel(DataTable):
@@ -48,7 +53,7 @@ class PastPanel(DataTable):
     def title(self, past, now: int) -> str:
         first = past.source.splitlines()[0] if past.source else ""
         removed = f" · removed {', '.join(past.removed)}" if past.removed else ""
-        return f"PAST · after step {past.step} of {now} · {first[:40]}{removed} · F3/F4 move · type to return"
+        return f"PAST · after step {past.step} of {now} · {first[:40]}{removed} · F3/F4 · type to return"
 
 
 def target_step(steps: list[int], current: int | None, delta: int) -> int | None:

@@ -144,7 +144,7 @@ def tree_text(nodes: list[dict], position: int) -> Text:
         elif order is not None and order < position:
             text.append(f"{indent}✓ {order}. {label}\n")
         else:
-            text.append(f"{indent}  {order or '-'}. {label}\n", style="dim")
+            text.append(f"{indent}· {order or '-'}. {label}\n", style="dim")
         for child in node.get("next", []):
             if child in by_id:
                 draw(child, depth + 1)
