@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, read_source, run_async
+from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
 from gradrepl.errors import UsageError
 from gradrepl.trace_views import trace_text
 
@@ -24,15 +24,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradrepl.commands.run import split_steps
+    from gradrepl.commands.run import read_steps
 
-    source = read_source(args.file)
-    try:
-        steps = split_steps(source, args.file)
-    except SyntaxError as exc:
-        raise UsageError(f"{args.file}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}; "
-                         "nothing was run") from None
-    return run_async(_trace(args, steps, kernel_options(args)))
+    return run_async(_trace(args, read_steps(args.file), kernel_options(args)))
 
 
 async def _trace(args, steps: list[tuple[int, str]], options) -> int:
