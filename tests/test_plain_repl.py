@@ -45,3 +45,25 @@ async def test_a_scripted_session_shows_the_gradient(capsys, gradrepl_home):
     assert "ZeroDivisionError" in out
     # One history file for both frontends: what was typed here comes back in the TUI.
     assert "y.backward()" in History(gradrepl_home / "repl_history.jsonl").entries
+
+
+async def test_plain_trace_listing_and_a_past_step(capsys):
+    session = Session()
+    with create_pipe_input() as pipe:
+        prompt = build_prompt(session, input=pipe, output=DummyOutput())
+        for line in ("x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "%trace y",
+                     "y.backward()", "%at 2"):
+            pipe.send_text(line + "\r")
+        pipe.send_text("\x04")
+        try:
+            status = await repl(session, prompt)
+        finally:
+            await session.close()
+    out = capsys.readouterr().out.splitlines()
+    assert status == 0
+    listing = out.index("backward from y: 4 node(s), in the order the engine ran them")
+    assert out[listing + 1].split()[:2] == ["1", "AddBackward0"]
+    assert out[listing + 4].split() == ["4", "AccumulateGrad", "x.grad", "+=", "7"]
+    past = next(i for i, line in enumerate(out) if line.startswith("after step 2 of 4"))
+    x_then = next(line for line in out[past:] if line.lstrip().startswith("x "))
+    assert x_then.split()[6] == "None"  # x.grad before the backward of step 4
