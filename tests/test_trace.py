@@ -156,3 +156,12 @@ async def test_freed_graph_and_huge_graph(session):
     capped = (await session.execute("%trace h")).trace["traces"][0]
     assert capped["capped"] is True and len(capped["nodes"]) == 500
     assert "more than 500 nodes" in capped["note"]
+
+
+async def test_preview_leaves_retained_grads_alone(session):
+    await session.execute("x = torch.tensor(2.0, requires_grad=True)\na = x * 2\na.retain_grad()\ny = a * 3")
+    await session.execute("%trace y")
+    assert (await session.inspect("a.grad"))["kind"] == "none"
+    await session.execute("(a * 5).backward()")
+    await session.execute("%trace y")
+    assert (await session.inspect("a.grad.item()"))["value"] == 5.0

@@ -179,8 +179,10 @@ class Kernel:
         tensor = self.inspector.resolve(name)
         if tensor is None:
             return {"error": f"no live tensor named {name!r} (see %tensors for the names)"}
+        names = self.inspector.names_by_id()
+        retained = [t for t in map(self.inspector.resolve, names.values()) if t is not None and t.retains_grad]
         try:
-            return {"trace": preview(tensor, name, self.inspector.names_by_id())}
+            return {"trace": preview(tensor, name, names, retained)}
         except TraceError as exc:
             return {"error": str(exc)}
 

@@ -104,8 +104,15 @@ def reachable_from(roots: list, limit: int) -> list:
     return list(nodes)[:limit]
 
 
-def preview(t: torch.Tensor, name: str, names: dict[int, str], limit: int = MAX_NODES) -> dict:
-    """Run backward from ``t`` with recording, changing no .grad and freeing nothing."""
+def preview(t: torch.Tensor, name: str, names: dict[int, str], retained: list[torch.Tensor] = (),
+            limit: int = MAX_NODES) -> dict:
+    """Run backward from ``t`` with recording, changing no .grad and freeing nothing.
+
+    ``autograd.grad`` leaves leaves' .grad alone but fills the .grad of tensors
+    that called ``retain_grad()``; each of ``retained`` gets back the .grad it
+    held (that hook replaces .grad, it never adds in place). Hooks the learner
+    registered run as in any backward.
+    """
     if t.grad_fn is None:
         if t.requires_grad:
             raise TraceError(f"{name} is a leaf: no operation made it, so backward from it runs no node. "
@@ -115,6 +122,7 @@ def preview(t: torch.Tensor, name: str, names: dict[int, str], limit: int = MAX_
         raise TraceError(f"{name} has shape {list(t.shape)}, not one number: backward needs a scalar to start "
                          f"from. Trace a sum instead (s = {name}.sum(), then %trace s), or trace the "
                          f"statement with a gradient argument: %trace {name}.backward(torch.ones_like({name}))")
+    kept = [(tensor, tensor.grad) for tensor in retained]
     with BackwardRecorder([t.grad_fn], names, name, limit) as recorder:
         try:
             leaves = recorder.leaves or [node.variable for node in reachable(t.grad_fn)
@@ -126,6 +134,9 @@ def preview(t: torch.Tensor, name: str, names: dict[int, str], limit: int = MAX_
                                  f"cannot run again. Compute {name} again, or call backward(retain_graph=True) "
                                  "to keep the graph.") from None
             raise TraceError(f"backward from {name} failed: {exc}") from None
+        finally:
+            for tensor, grad in kept:
+                tensor.grad = grad
     return recorder.result()
 
 
