@@ -30,7 +30,7 @@ async def test_trace_view_steps_through_backward_and_fills_the_leaf_grad(tmp_pat
         await run(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "%trace y")
         view = app.query_one(TraceView)
         await until(pilot, lambda: view.display and view.has_focus, "the trace view")
-        assert "node 0 of 4" in body(app) and "x.grad  waiting" in body(app)
+        assert "node 0 of 4" in body(app) and "x.grad  None" in body(app)
         await pilot.press("right")
         await pilot.pause()
         assert "▶ 1. AddBackward0" in body(app)
@@ -38,10 +38,10 @@ async def test_trace_view_steps_through_backward_and_fills_the_leaf_grad(tmp_pat
         await pilot.press("right", "right", "right")
         await pilot.pause()
         assert "▶ 4. AccumulateGrad → x" in body(app)
-        assert "x.grad  += 7" in body(app)
+        assert "x.grad  None → 7" in body(app)  # a preview: the live .grad is what it held before
         await pilot.press("left")
         await pilot.pause()
-        assert "x.grad  waiting" in body(app) and "✓ 1. AddBackward0" in body(app)
+        assert "x.grad  None\n" in body(app) and "✓ 1. AddBackward0" in body(app)
         await pilot.press("space")  # play to the end
         await until(pilot, lambda: view.position == 4, "playing to the last node", timeout=10)
         await pilot.press("escape")
@@ -97,3 +97,15 @@ def test_details_and_graph_tree_show_what_the_graph_holds():
     assert "graph holds 800.0 KB" in values_text(row).plain
     assert "graph holds" not in values_text({**row, "saved_bytes": 0}).plain
     assert node_label({"op": "MulBackward0", "saved_bytes": 4000}).plain == "MulBackward0  holds 3.9 KB"
+
+
+def test_leaf_lines_add_into_what_the_grad_held():
+    from gradrepl.tui.tensors.trace_view import leaf_line
+
+    node = {"leaf": "w", "order": 2, "grad_outputs": [{"shape": [2], "values": [1.0, 2.0]}]}
+    held = {"name": "w", "grad": {"shape": [2], "values": [10.0, 20.0]}}
+    assert leaf_line(node, 1, held).plain == "  w.grad  [10, 20]"
+    assert leaf_line(node, 2, held).plain == "  w.grad  [10, 20] → [11, 22]"
+    assert leaf_line(node, 2, None).plain == "  w.grad  += [1, 2]"  # a statement's trace: no earlier row
+    big = {"name": "w", "grad": {"shape": [100], "min": 0.0, "max": 1.0, "mean": 0.5, "norm": 5.0}}
+    assert leaf_line(node, 2, big).plain.startswith("  w.grad  += ")

@@ -32,7 +32,7 @@ async def run(session, name: str, arg: str, result: StepResult) -> None:
         if reply.get("error"):
             result.error = ErrorInfo("TraceError", reply["error"])
         else:
-            result.trace = {"traces": [reply["trace"]], "note": None}
+            result.trace = {"traces": [reply["trace"]], "note": None, "preview": True}
             result.display = trace_text(reply["trace"])
     else:
         ran = await session.trace_statement(result.step, arg)

@@ -257,7 +257,8 @@ class GradReplApp(App):
         status.last_step_ms = result.duration_ms
         status.refresh_text()
         if result.trace and result.trace.get("traces"):
-            self.show_trace(result.trace)
+            # a preview changed nothing: the live rows are the leaves' .grad before it
+            self.show_trace(result.trace, self.session.tensors if result.trace.get("preview") else None)
         if self.details_name in removed:
             self.action_close_details()
         elif self.details_name in changed:
@@ -287,11 +288,11 @@ class GradReplApp(App):
         self.fetch_details(name)
         self.refresh_bindings()
 
-    def show_trace(self, traced: dict) -> None:
+    def show_trace(self, traced: dict, before: dict[str, dict] | None = None) -> None:
         """Open the node-by-node view of a `%trace` step; it takes the keys until Esc."""
         view = self.query_one(TraceView)
         view.display = True
-        view.show_trace(traced)
+        view.show_trace(traced, before)
         view.focus()
         self.refresh_bindings()
 

@@ -35,6 +35,7 @@ class TraceView(VerticalScroll, can_focus=True):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.trace: dict[str, Any] = {}
+        self.before: dict[str, dict] = {}
         self.count = 0          # backward calls in the step; the first is shown
         self.position = 0
         self._timer = None
@@ -46,9 +47,14 @@ class TraceView(VerticalScroll, can_focus=True):
     def ran(self) -> list[dict]:
         return [node for node in self.trace.get("nodes", []) if node.get("order") is not None]
 
-    def show_trace(self, traced: dict[str, Any]) -> None:
-        """Open on `traced` (a StepResult.trace): the first backward, before its first node."""
+    def show_trace(self, traced: dict[str, Any], before: dict[str, dict] | None = None) -> None:
+        """Open on `traced` (a StepResult.trace): the first backward, before its first node.
+
+        `before` maps leaf names to their rows before that backward (a preview's
+        are the live rows), so each .grad can be shown as before → after.
+        """
         traces = traced.get("traces") or []
+        self.before = before or {}
         self.trace = traces[0] if traces else {}
         self.count = len(traces)
         self.position = 0
@@ -91,10 +97,10 @@ class TraceView(VerticalScroll, can_focus=True):
         self.render_trace()
 
     def render_trace(self) -> None:
-        self.query_one("#trace-body", Static).update(trace_text(self.trace, self.position, self.count))
+        self.query_one("#trace-body", Static).update(trace_text(self.trace, self.position, self.count, self.before))
 
 
-def trace_text(trace: dict[str, Any], position: int, count: int = 1) -> Text:
+def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dict[str, dict] | None = None) -> Text:
     """The whole view as Text: header, tree, current node's gradients, leaves' .grad."""
     nodes = trace.get("nodes", [])
     ran = [node for node in nodes if node.get("order") is not None]
@@ -112,14 +118,45 @@ def trace_text(trace: dict[str, Any], position: int, count: int = 1) -> Text:
     if leaves:
         text.append("\n\nleaves\n", style="bold")
         for node in leaves:
-            reached = node.get("order") is not None and node["order"] <= position
-            text.append(f"  {node['leaf']}.grad  ")
-            text.append(f"+= {summary(node['grad_outputs'][0], None)}" if reached else "waiting",
-                        style="green" if reached else "dim")
+            text.append_text(leaf_line(node, position, (before or {}).get(node["leaf"])))
             text.append("\n")
     if trace.get("note"):
         text.append(f"\nnote: {trace['note']}", style="yellow")
     return text
+
+
+def leaf_line(node: dict[str, Any], position: int, row: dict | None) -> Text:
+    """`x.grad  None → 7` once the trace reached the leaf's AccumulateGrad; the old value until then."""
+    received = node["grad_outputs"][0]
+    held = (row or {}).get("grad")
+    line = Text(f"  {node['leaf']}.grad  ")
+    if node.get("order") is None or node["order"] > position:
+        line.append(summary(held, None) if row else "waiting", style="dim")
+        return line
+    after = added(held, received) if row else None
+    if after is None:
+        line.append(f"+= {summary(received, None)}", style="green")
+    else:
+        line.append(f"{summary(held, None)} → ", style="dim")
+        line.append(summary(after, None), style="bold green")
+    return line
+
+
+def added(held: dict | None, received: dict | None) -> dict | None:
+    """What .grad holds after AccumulateGrad adds `received` to `held`, when both show every value."""
+    if received is None or "values" not in received:
+        return None
+    if held is None:
+        return received
+    if "values" not in held:
+        return None
+    return {"shape": received.get("shape"), "values": _sum(held["values"], received["values"])}
+
+
+def _sum(a, b):
+    if isinstance(a, list):
+        return [_sum(x, y) for x, y in zip(a, b)]
+    return a + b if isinstance(a, (int, float)) and isinstance(b, (int, float)) else b
 
 
 def tree_text(nodes: list[dict], position: int) -> Text:
