@@ -3,8 +3,9 @@
 Tensors live in one list ``xs``; each step changes one of them in place
 (``xs[5].add_(1)``), the case the design budgets at 2 ms for 10,000 tensors.
 Also measured: a step that changes nothing, a step that rebinds a top-level
-name to a new tensor, one that appends a tensor to ``xs``, and tensors that all
-require grad. Prints wall-clock median and p90 and the median CPU time of the
+name to a new tensor, one that appends a tensor to ``xs``, tensors that all
+require grad, and a write through ``.data`` (found by the class-level hooks of
+kernel/inspect/writes.py, not by a version counter). Prints wall-clock median and p90 and the median CPU time of the
 calling thread (steadier when other processes share the machine).
 
     .venv/bin/python benchmarks/bench_inspector.py
@@ -52,15 +53,17 @@ def fresh(count: int, requires_grad: bool = False) -> dict:
 def main() -> None:
     torch.set_num_threads(1)  # measure the inspector, not a thread pool waking up on a busy machine
     print(f"torch {torch.__version__}, {STEPS} steps each; ms per step() as wall median / wall p90 / CPU median")
-    print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'append':>22}  {'all require grad, one add_':>26}")
+    print(f"{'live tensors':>12}  {'one add_':>22}  {'no change':>22}  {'new name':>22}  {'append':>22}  "
+          f"{'all require grad, one add_':>26}  {'one .data write':>22}")
     for count in (100, 1_000, 10_000):
         one = measure(fresh(count), "xs[5].add_(1)")
         none = measure(fresh(count), None)
         new = measure(fresh(count), "y = torch.ones(2)")  # rebinding y: one new tensor per step
         grown = measure(fresh(count), "xs.append(torch.ones(3))")
         grads = measure(fresh(count, requires_grad=True), "with torch.no_grad():\n    xs[5].add_(1)")
-        cells = [f"{m:6.3f} / {p:6.3f} / {c:6.3f}" for m, p, c in (one, none, new, grown, grads)]
-        print(f"{count:>12,}  " + "  ".join(f"{c:>22}" for c in cells[:4]) + f"  {cells[4]:>26}")
+        data = measure(fresh(count, requires_grad=True), "xs[5].data.add_(1)")
+        cells = [f"{m:6.3f} / {p:6.3f} / {c:6.3f}" for m, p, c in (one, none, new, grown, grads, data)]
+        print(f"{count:>12,}  " + "  ".join(f"{c:>22}" for c in cells[:4]) + f"  {cells[4]:>26}  {cells[5]:>22}")
 
 
 if __name__ == "__main__":

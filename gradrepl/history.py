@@ -59,20 +59,39 @@ class History:
         except OSError:
             self.path = None  # a read-only home must not break the REPL; keep history in memory
 
+    def rewind(self) -> None:
+        """The next walk starts again from the newest entry (the input was thrown away)."""
+        self._cursor = len(self.entries)
+
     def previous(self, current: str) -> str | None:
-        """The entry before the cursor, or None at the oldest. `current` is kept as the draft."""
+        """The entry before the cursor that starts with the draft, or None at the oldest.
+
+        `current` becomes the draft when a walk starts at the newest end; a typed draft
+        then walks only the entries that start with it, as prompt_toolkit and IPython do.
+        """
         if self._cursor == len(self.entries):
             self._draft = current
-        if self._cursor == 0:
-            return None
-        self._cursor -= 1
-        return self.entries[self._cursor]
+        for index in range(self._cursor - 1, -1, -1):
+            if self.entries[index].startswith(self._draft):
+                self._cursor = index
+                return self.entries[index]
+        return None
 
     def next(self) -> str | None:
-        """The entry after the cursor; past the newest, the draft that was being typed."""
+        """The entry after the cursor that starts with the draft; past the newest, the draft itself."""
         if self._cursor >= len(self.entries):
             return None
-        self._cursor += 1
-        if self._cursor == len(self.entries):
-            return self._draft
-        return self.entries[self._cursor]
+        for index in range(self._cursor + 1, len(self.entries)):
+            if self.entries[index].startswith(self._draft):
+                self._cursor = index
+                return self.entries[index]
+        self._cursor = len(self.entries)
+        return self._draft
+
+    def search(self, query: str) -> list[str]:
+        """Entries containing `query`, newest first, each once (Ctrl-R)."""
+        found: list[str] = []
+        for entry in reversed(self.entries):
+            if query in entry and entry not in found:
+                found.append(entry)
+        return found

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
+
 COLUMNS = ("name", "shape", "dtype", "req_grad", "leaf", "grad_fn", ".grad", "value")
+MIN_COLUMN = 4  # a narrow console wraps cells down to this many columns, never further
+GAP = "  "
+FLEXIBLE = (0, 5, 6, 7)  # name, grad_fn, .grad, value: these narrow first, the short ones last
+NARROW_HEADERS = {"req_grad": "req"}  # when the table must narrow, a header no wider than its cells
+_TREE_LEAD = " │├└─"
 
 
 def format_summary(summary: dict | None, width: int = 32) -> str:
@@ -15,7 +22,7 @@ def format_summary(summary: dict | None, width: int = 32) -> str:
         text = (f"min {_num(summary.get('min'))} max {_num(summary.get('max'))} "
                 f"mean {_num(summary.get('mean'))} norm {_num(summary.get('norm'))}")
     else:
-        text = f"shape {tuple(summary.get('shape', ()))}"
+        text = f"shape {tuple(summary.get('shape') or ())}"  # a nested tensor has "*" dims; unreadable: None
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -44,9 +51,10 @@ def format_bytes(count: int | None) -> str:
 
 
 def row_cells(row: dict, width: int = 32) -> list[str]:
+    dims = row.get("shape") or []
     return [
         row["name"],
-        "(" + ", ".join(map(str, row["shape"])) + ("," if len(row["shape"]) == 1 else "") + ")",
+        "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")",
         row["dtype"].replace("torch.", ""),
         "yes" if row["requires_grad"] else "no",
         "yes" if row["is_leaf"] else "no",
@@ -56,10 +64,12 @@ def row_cells(row: dict, width: int = 32) -> list[str]:
     ]
 
 
-def step_text(result) -> str:
-    """What one step did, as the plain REPL and `gradrepl run` print it (a StepResult in, lines out)."""
+def step_text(result, width: int | None = None) -> str:
+    """What one step did, as the plain REPL and `gradrepl run` print it (a StepResult in, lines out).
+
+    A help page is printed whole here; the plain REPL pages it instead (see display_text)."""
     lines = [text[:-1] if text.endswith("\n") else text for text in (result.stdout, result.stderr) if text]
-    lines += [text for text in (result.result, result.display) if text is not None]
+    lines += [text for text in (result.result, display_text(result.display)) if text is not None]
     if result.error:
         lines.append(result.error.traceback.rstrip() if result.error.traceback
                      else f"{result.error.type}: {result.error.message}")
@@ -69,24 +79,80 @@ def step_text(result) -> str:
         lines.append(f"  ! {result.kernel_event}")
     lines += [f"  note: {note}" for note in result.notes]
     if result.tensors:
-        lines.append(tensor_table(result.tensors))
+        lines.append(tensor_table(result.tensors, width=width))
     if result.removed:
         lines.append(f"  removed: {', '.join(result.removed)}")
     return "\n".join(lines)
 
 
-def tensor_table(rows: list[dict], all_rows: bool = False, saved: bool = False) -> str:
+def display_text(display) -> str | None:
+    """A StepResult.display as plain text: a magic's text, or a help page under its title."""
+    if isinstance(display, dict):
+        return f"{display.get('title', 'help')}\n{display.get('text', '')}"
+    return display
+
+
+def tensor_table(rows: list[dict], all_rows: bool = False, width: int | None = None, saved: bool = False) -> str:
     """An aligned table; changed rows are marked with '*' unless every row is shown plainly.
 
-    With saved=True a last column says how much the row's graph holds (saved_bytes).
-    """
+    With a `width`, no line is longer: the widest columns narrow first and their cells wrap
+    onto more lines, cell by cell, so a row stays a row. With saved=True a last column says
+    how much each row's graph holds (saved_bytes)."""
     if not rows:
         return "(no live tensors)"
-    columns = COLUMNS + ("graph holds",) if saved else COLUMNS
     body = [row_cells(row) + ([format_bytes(row.get("saved_bytes"))] if saved else []) for row in rows]
-    widths = [max(len(col), *(len(cells[i]) for cells in body)) for i, col in enumerate(columns)]
-    lines = ["  " + "  ".join(col.ljust(w) for col, w in zip(columns, widths)).rstrip()]
+    headers = list(COLUMNS) + (["graph holds"] if saved else [])
+    room = (width - 2 - len(GAP) * (len(headers) - 1)) if width else None
+    widths = _widths(headers, body)
+    if room is not None and sum(widths) > room:
+        headers = [NARROW_HEADERS.get(header, header) for header in headers]
+        widths = _narrowed(_widths(headers, body), room)
+    lines = _table_row("  ", headers, widths)
     for row, cells in zip(rows, body):
-        mark = "* " if row.get("changed") and not all_rows else "  "
-        lines.append(mark + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+        lines += _table_row("* " if row.get("changed") and not all_rows else "  ", cells, widths)
     return "\n".join(lines)
+
+
+def _widths(headers: list[str], body: list[list[str]]) -> list[int]:
+    return [max(len(header), *(len(cells[i]) for cells in body)) for i, header in enumerate(headers)]
+
+
+def _narrowed(widths: list[int], room: int) -> list[int]:
+    """Take a column from the widest flexible one (then any) until they fit in `room` or reach MIN_COLUMN."""
+    widths = list(widths)
+    while sum(widths) > room:
+        for columns in (FLEXIBLE, range(len(widths))):
+            widest = max(columns, key=lambda i: widths[i])
+            if widths[widest] > MIN_COLUMN:
+                widths[widest] -= 1
+                break
+        else:
+            break
+    return widths
+
+
+def _table_row(mark: str, cells: list[str], widths: list[int]) -> list[str]:
+    """One table row, as many lines tall as its most wrapped cell."""
+    wrapped = [textwrap.wrap(cell, w, break_on_hyphens=False) or [""] for cell, w in zip(cells, widths)]
+    lines = []
+    for index in range(max(map(len, wrapped))):
+        parts = [(cell[index] if index < len(cell) else "").ljust(w) for cell, w in zip(wrapped, widths)]
+        lines.append(((mark if index == 0 else "  ") + GAP.join(parts)).rstrip())
+    return lines
+
+
+def fit(text: str, width: int | None) -> str:
+    """Wrap lines longer than `width`; a tree line's continuation stays inside its branch."""
+    if not width:
+        return text
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = line[: len(line) - len(line.lstrip(_TREE_LEAD))]
+        indent = lead.replace("├", "│").replace("└", " ").replace("─", " ") + "  "
+        indent = indent[: width // 2]
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
+                             drop_whitespace=True) or [line[:width]]
+    return "\n".join(out)

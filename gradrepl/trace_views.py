@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradrepl.textviews import format_summary, tensor_table
+from gradrepl.textviews import fit, format_summary, tensor_table
 
 def grad_text(summary: dict | None) -> str:
     """One gradient in a few characters: a scalar's value, else its shape and norm."""
@@ -56,12 +56,13 @@ def step_traces_text(traced: dict) -> str:
     return "\n\n".join(parts)
 
 
-def at_text(step: int, source: str, rows: list[dict], changed: set[str], removed: list[str], now: int) -> str:
+def at_text(step: int, source: str, rows: list[dict], changed: set[str], removed: list[str], now: int,
+            width: int | None = None) -> str:
     """The table as it stood after a past step, rows that step changed marked with '*'."""
     first = source.splitlines()[0] if source else ""
-    lines = [f"after step {step} of {now} (the past: nothing was re-run)  >>> {first}"]
+    lines = [fit(f"after step {step} of {now} (the past: nothing was re-run)  >>> {first}", width)]
     marked = [{**row, "changed": row["name"] in changed} for row in rows]
-    lines.append(tensor_table(marked, saved=True))
+    lines.append(tensor_table(marked, width=width, saved=True))
     if removed:
         lines.append(f"  removed at that step: {', '.join(removed)}")
     return "\n".join(lines)

@@ -16,24 +16,31 @@ def raised(code: str) -> BaseException:
     return info.value
 
 
+# Each explanation names the concept the lessons teach (leaf, graph freed, in-place, dtype, ...) and the fix.
 CASES = [
     ("x = torch.ones(3, requires_grad=True)\n(x * 2).backward()", ["scalar", ".sum()", "torch.ones_like(y)"]),
-    ("x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny.backward()", ["retain_graph=True"]),
-    ("torch.tensor([1, 2], requires_grad=True)", ["float"]),
-    ("torch.tensor([1, 2]).requires_grad_()", ["float"]),
-    ("x = torch.ones(3, requires_grad=True)\ny = x * 2\ny.requires_grad = False", ["detach()"]),
-    ("x = torch.ones(3, requires_grad=True)\nx.add_(1)", ["torch.no_grad()", "out-of-place"]),
-    ("x = torch.ones(3, requires_grad=True)\nx[0] = 5", ["part of a leaf", "torch.no_grad()"]),
-    ("x = torch.ones(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()", ["version counter", "clone()"]),
-    ("x = torch.ones(3, requires_grad=True)\na = x * 1\nb = a ** 2\na.add_(1)\nb.sum().backward()", ["version counter"]),
-    ("torch.ones(2).sum().backward()", ["requires_grad=True"]),
-    ("x = torch.ones(3, requires_grad=True)\n(x * 2).detach().sum().backward()", [".detach()"]),
+    ("x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny.backward()",
+     ["graph was freed", "retain_graph=True"]),
+    ("torch.tensor([1, 2], requires_grad=True)", ["dtype", "float"]),
+    ("torch.tensor([1, 2]).requires_grad_()", ["dtype", "float"]),
+    ("x = torch.ones(3, requires_grad=True)\ny = x * 2\ny.requires_grad = False", ["not a leaf", "detach()"]),
+    ("x = torch.ones(3, requires_grad=True)\nout = x * 2\nout.requires_grad_(False)", ["not a leaf", "detach()"]),
+    ("x = torch.ones(3, requires_grad=True)\nx.add_(1)", ["in-place", "leaf", "torch.no_grad()", "out-of-place"]),
+    ("x = torch.ones(3, requires_grad=True)\nx[0] = 5", ["in place", "part of a leaf", "torch.no_grad()"]),
+    ("x = torch.ones(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()",
+     ["in-place", "version counter", "clone()"]),
+    ("x = torch.ones(3, requires_grad=True)\na = x * 1\nb = a ** 2\na.add_(1)\nb.sum().backward()",
+     ["in-place", "version counter"]),
+    ("torch.ones(2).sum().backward()", ["grad_fn", "leaf", "requires_grad=True"]),
+    ("x = torch.ones(3, requires_grad=True)\n(x * 2).detach().sum().backward()", ["no graph", ".detach()"]),
     ("x = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).sum()\ny.backward()", ["no_grad"]),
     ("with torch.inference_mode():\n    t = torch.ones(2)\nt.requires_grad_()", ["inference_mode", "clone()"]),
-    ("with torch.inference_mode():\n    t = torch.ones(2)\nt.add_(1)", ["clone()"]),
+    ("with torch.inference_mode():\n    t = torch.ones(2)\nt.add_(1)", ["in-place", "clone()"]),
     ("x = torch.ones(2, requires_grad=True)\nwith torch.inference_mode():\n    t = torch.ones(2)\n(t * x).sum().backward()",
-     ["clone()"]),
-    ("x = torch.ones(3, requires_grad=True)\n(x * 2).backward(torch.ones(2))", ["ones_like"]),
+     ["graph", "clone()"]),
+    ("x = torch.ones(3, requires_grad=True)\n(x * 2).backward(torch.ones(2))", ["shape", "ones_like"]),
+    ("x = torch.ones(2, requires_grad=True)\nc = torch.ones(2)\ntorch.autograd.grad((x * c).sum(), [c])",
+     ["requires_grad=True", "leaves"]),
 ]
 
 
@@ -57,7 +64,7 @@ def test_non_leaf_grad_warning_is_explained():
         warnings.simplefilter("always")
         y.grad
     explanation = explain_warning(str(caught[0].message))
-    assert "retain_grad()" in explanation and "x.grad" in explanation
+    assert "not a leaf" in explanation and "retain_grad()" in explanation and "x.grad" in explanation
     assert explain_warning("something else") is None
 
 

@@ -80,8 +80,8 @@ def test_first_gradient_on_a_real_screen(tmp_path):
                                "x's grad to read 7")
         x_row = panel_row(screen, "x").split()
         y_row = panel_row(screen, "y")
-        # name, value, .grad: x = 2 and its .grad is 7.
-        assert x_row[x_row.index("x") + 1:x_row.index("x") + 3] == ["2", "7"]
+        # name, req, leaf, grad_fn, .grad, value: x is a leaf that requires grad, its .grad is 7 and it is 2.
+        assert x_row[x_row.index("x") + 1:x_row.index("x") + 6] == ["yes", "yes", "—", "7", "2"]
         assert "AddBackward0" in y_row
         assert "idle" in screen
     finally:

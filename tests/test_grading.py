@@ -2,7 +2,7 @@
 
 import pytest
 
-from gradrepl.tutor.answers import matches, read_answer, read_key
+from gradrepl.tutor.answers import matches, read_answer, read_key, wrong_form
 from gradrepl.tutor.grading import compute_key, grade, key_answer
 from gradrepl.tutor.lesson import parse_lesson
 
@@ -198,3 +198,127 @@ async def test_derive_answers_are_checked_by_the_symbolic_engine(lesson, session
     assert (await grade(formula, "2*x", session)).correct is False
     unreadable = await grade(formula, "2*x +", session)
     assert not unreadable.correct and unreadable.feedback.startswith("Could not read that expression")
+
+
+# -- every spelling of the form asked for; the wrong form is named, not counted ---------------
+
+@pytest.mark.parametrize("typed", ["torch.float", "float", "torch.float32", "float32"])
+def test_every_spelling_of_float32_matches_the_dtype(typed):
+    assert matches(read_key({"kind": "other", "repr": "torch.float32"}), read_answer(typed))
+    assert not matches(read_key({"kind": "other", "repr": "torch.float64"}), read_answer(typed))
+
+
+@pytest.mark.parametrize("typed", ["<AddBackward0 object>", "<AddBackward0 object at 0x7f00>", "<AddBackward0>",
+                                   "AddBackward0", "add"])
+def test_a_grad_fn_node_is_matched_however_it_is_written(typed):
+    node = read_key({"kind": "other", "repr": "<AddBackward0 object at 0x7f3a12>"})
+    assert matches(node, read_answer(typed))
+    assert not matches(read_key({"kind": "other", "repr": "<MulBackward0 object at 0x1>"}), read_answer(typed))
+
+
+@pytest.mark.parametrize("typed", ["raises an error", "it raises an error", "error", "an exception",
+                                   "raises a RuntimeError"])
+def test_saying_it_raises_without_naming_a_class_is_right(typed):
+    assert matches(read_key({"kind": "error", "type": "RuntimeError", "message": "m"}), read_answer(typed))
+
+
+def test_answers_in_the_wrong_form_are_named_and_content_answers_are_not():
+    dtype = read_key({"kind": "other", "repr": "torch.float32"})
+    number = read_key({"kind": "number", "value": 7})
+    none = read_key({"kind": "none"})
+    assert "a name" in wrong_form(dtype, read_answer("[2, 3]"))
+    assert "a value" in wrong_form(number, read_answer("it is the slope of y"))
+    assert "a value" in wrong_form(number, read_answer("torch.float32"))
+    assert wrong_form(number, read_answer("8")) is None
+    assert wrong_form(none, read_answer("zeros")) is None  # a belief about .grad, graded as wrong
+    assert wrong_form(read_key({"kind": "error", "type": "RuntimeError"}), read_answer("[2, 2]")) is None
+
+
+TASKS = '''---
+id: t
+title: Tasks
+---
+
+```python
+w = torch.ones(3)
+x = torch.tensor(2.0, requires_grad=True)
+h = x * 3
+(h ** 2).backward()
+```
+
+```question
+id: state-h
+type: predict_state
+prompt: State of h?
+ask: h
+```
+
+```question
+id: grad-h
+type: predict
+prompt: u.grad before any backward?
+setup: |
+  u = torch.tensor(5.0, requires_grad=True)
+ask: u.grad
+```
+
+```question
+id: track-w
+type: task
+prompt: Track w, keeping it the same tensor.
+setup: |
+  _w_given = w
+checks:
+  - check: w.requires_grad
+    message: w does not require grad yet.
+  - check: w is _w_given
+    message: w is a new tensor now; switch the flag on the tensor that is there.
+solution: |
+  w.requires_grad_(True)
+```
+'''
+
+
+@pytest.fixture
+def tasks():
+    return parse_lesson(TASKS, "t.md")
+
+
+async def test_a_sentence_for_a_value_is_asked_again_not_graded_wrong(lesson, session):
+    slope = lesson.question("slope")
+    key = await compute_key(slope, session)
+    graded = await grade(slope, "the slope of y at two", session, key)
+    assert graded.retry and not graded.correct and "a value, such as 7" in graded.feedback
+    assert not (await grade(slope, "8", session, key)).retry
+
+
+async def test_zeros_for_an_empty_grad_is_told_grad_is_none_not_zeros(tasks, session):
+    question = tasks.question("grad-h")
+    key = await compute_key(question, session)
+    graded = await grade(question, "zeros", session, key)
+    assert not graded.correct and not graded.retry
+    assert "None until a backward pass reaches it, not zeros" in graded.feedback
+
+
+async def test_a_wrong_state_field_says_why_it_has_its_value(tasks, session):
+    question = tasks.question("state-h")
+    key = await compute_key(question, session)
+    graded = await grade(question, {"requires_grad": "True", "is_leaf": "False", "grad_fn": "MulBackward0",
+                                    "grad": "tensor(12.)"}, session, key)
+    assert not graded.correct and graded.fields["grad"] is False
+    assert "h is not a leaf, so .grad stays None unless h.retain_grad() was called before backward" \
+        in graded.feedback
+    off = await grade(question, {"requires_grad": "True", "is_leaf": "no idea", "grad_fn": "Mul",
+                                 "grad": "None"}, session, key)
+    assert off.retry and "is_leaf could not be read" in off.feedback
+
+
+async def test_named_checks_say_which_one_failed_and_identity_is_checked(tasks, session):
+    track = tasks.question("track-w")
+    assert [c.message for c in track.checks][0] == "w does not require grad yet."
+    nothing = await grade(track, "pass", session)
+    assert not nothing.correct and nothing.failed_check == "w does not require grad yet."
+    replaced = await grade(track, "w = torch.ones(3, requires_grad=True)", session)
+    assert not replaced.correct and "w is a new tensor now" in replaced.feedback
+    assert (await grade(track, "w.requires_grad_(True)", session)).correct
+    assert (await grade(track, "w.requires_grad = True", session)).correct

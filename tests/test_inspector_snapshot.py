@@ -49,7 +49,7 @@ def test_rows_are_named_by_expressions_the_learner_can_type(ns):
 def test_row_fields(ns):
     run(ns, "x = torch.tensor(2.0, requires_grad=True)\ny = x ** 2")
     rows = {row["name"]: row for row in Inspector().step(ns)[0]}
-    assert set(rows["x"]) == {"name", "shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn",
+    assert set(rows["x"]) == {"name", "aliases", "shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn",
                               "retains_grad", "version", "changed", "grad", "value", "saved_bytes"}
     assert rows["x"]["dtype"] == "torch.float32" and rows["x"]["device"] == "cpu"
     assert rows["x"]["is_leaf"] and rows["x"]["grad_fn"] is None and rows["x"]["grad"] is None

@@ -139,9 +139,9 @@ async def test_output_is_capped_with_a_visible_note(session):
 
 async def test_completion_comes_from_the_live_namespace(session):
     await session.execute("learning_rate = 0.1")
-    matches = await session.complete("learn")
+    matches = [completion.text for completion in await session.complete("learn")]
     assert "learning_rate" in matches
-    methods = await session.complete("torch.zer")
+    methods = [completion.text for completion in await session.complete("torch.zer")]
     assert "zeros" in methods
 
 

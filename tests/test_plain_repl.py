@@ -1,28 +1,13 @@
 """The plain REPL driven through prompt_toolkit's pipe input, with a real kernel."""
 
+import asyncio
+
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from gradrepl.history import History
-from gradrepl.plain.repl import build_prompt, is_complete, next_indent, repl
+from gradrepl.plain.repl import build_prompt, repl
 from gradrepl.session import Session
-
-
-def test_enter_runs_only_complete_statements():
-    assert is_complete("x = 1")
-    assert not is_complete("for i in range(3):")
-    assert not is_complete("def f(x):\n    return x")
-    assert is_complete("def f(x):\n    return x\n")
-    assert is_complete("%graph y")
-    assert not is_complete("x = (")
-    assert is_complete("a = 1\nb = 2")  # a pasted block runs as a whole
-    assert is_complete("1 +* 2")  # broken beyond repair: let the kernel say why
-
-
-def test_auto_indent_after_colon():
-    assert next_indent("for i in range(3):") == "    "
-    assert next_indent("def f():\n    if x:") == "        "
-    assert next_indent("def f():\n    y = 1") == "    "
 
 
 async def test_a_scripted_session_shows_the_gradient(capsys, gradrepl_home):
@@ -47,18 +32,68 @@ async def test_a_scripted_session_shows_the_gradient(capsys, gradrepl_home):
     assert "y.backward()" in History(gradrepl_home / "repl_history.jsonl").entries
 
 
-async def test_plain_trace_listing_and_a_past_step(capsys):
-    session = Session()
+async def drive(session, chunks, pause=0.3):
+    """Run the plain REPL on a pipe; each chunk arrives apart from the others, as typed keys do
+    (a chunk with several lines is a paste without bracketed paste)."""
     with create_pipe_input() as pipe:
         prompt = build_prompt(session, input=pipe, output=DummyOutput())
-        for line in ("x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "%trace y",
-                     "y.backward()", "%at 2"):
-            pipe.send_text(line + "\r")
-        pipe.send_text("\x04")
+        task = asyncio.create_task(repl(session, prompt))
         try:
-            status = await repl(session, prompt)
+            while session.state != "idle":
+                await asyncio.sleep(0.05)
+            for chunk in chunks + ["\x04"]:
+                await asyncio.sleep(pause)
+                pipe.send_text(chunk)
+                while session.state == "busy":
+                    await asyncio.sleep(0.05)
+            return await asyncio.wait_for(task, 60)
         finally:
             await session.close()
+
+
+async def test_enter_on_a_whitespace_only_line_runs_the_block(capsys):
+    # The auto-indent leaves "    " on the line after print(i): Enter there ends the block.
+    status = await drive(Session(), ["for i in range(2):\r", "print('i is', i)\r", "\r"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "i is 0\ni is 1" in out and "Error" not in out
+
+
+async def test_backspace_in_an_indent_removes_one_level(capsys):
+    chunks = ["for i in range(2):\r", "if i:\r", "print('odd', i)\r", "\x7f", "print('each', i)\r", "\r"]
+    await drive(Session(), chunks)
+    out = capsys.readouterr().out
+    assert "each 0\nodd 1\neach 1" in out and "Error" not in out
+
+
+async def test_a_block_pasted_without_bracketed_paste_runs_whole(capsys):
+    pasted = "def f(x):\r    y = x * 2\r\r    return y + 1\r\rprint('f(3) =', f(3))\r"
+    await drive(Session(), [pasted])
+    out = capsys.readouterr().out
+    assert "f(3) = 7" in out
+    assert "IndentationError" not in out and "SyntaxError" not in out
+
+
+async def test_up_with_a_prefix_walks_matching_history_only(capsys):
+    chunks = ["print('alpha', 1)\r", "print('beta', 2)\r", "print('alpha', 3)\r", "print('b", "\x1b[A", "\r"]
+    await drive(Session(), chunks)
+    out = capsys.readouterr().out
+    assert out.count("beta 2") == 2 and out.count("alpha 3") == 1  # the newest entry starting "print('b"
+
+
+async def test_help_goes_to_the_pager_and_magics_fit_the_width(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "58")
+    chunks = ["model = nn.Linear(3, 2)\r", "F.relu?\r", "%tensors\r"]
+    await drive(Session(), chunks)
+    out = capsys.readouterr().out
+    assert "F.relu?\nType:        function" in out  # no terminal: pydoc's pager prints it
+    table = out[out.rindex("  name"):]  # the %tensors table, after the help page
+    assert max(len(line) for line in table.splitlines() if not line.startswith("[")) <= 58
+
+
+async def test_plain_trace_listing_and_a_past_step(capsys):
+    lines = ["x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "%trace y", "y.backward()", "%at 2"]
+    status = await drive(Session(), [line + "\r" for line in lines])
     out = capsys.readouterr().out.splitlines()
     assert status == 0
     listing = out.index("backward from y: 4 node(s), in the order the engine ran them")

@@ -135,7 +135,8 @@ def test_stats_per_lesson_and_question_with_totals(spaced, clock):
     assert rows["chain/q1"]["reviews"] == 2
     assert rows["chain/q1"]["last_result"] == "right after a hint"
     assert rows["chain/q2"] == {"question_id": "chain/q2", "reviews": 0, "right": 0, "last_result": None,
-                                "last_review": None, "due": None, "due_now": False, "retrievability": None}
+                                "last_review": None, "due": None, "due_now": False, "retrievability": None,
+                                "relearning": False}
     assert rows["basics/q1"]["due"] == (T0 + timedelta(minutes=10)).isoformat()
     assert rows["basics/q1"]["due_now"] is True
     assert 0 < rows["basics/q1"]["retrievability"] < 1
@@ -148,3 +149,17 @@ def test_questions_only_the_store_knows_are_still_listed(spaced):
     spaced.review("removed-lesson/q9", True, False, "x")
     stats = review_stats(spaced, {"chain": ["chain/q1"]})
     assert [lesson["lesson_id"] for lesson in stats["lessons"]] == ["chain", "removed-lesson"]
+
+
+def test_a_card_just_failed_shows_no_recall_estimate_until_answered_right(spaced, clock):
+    from gradrepl.commands.stats import render
+
+    spaced.review("chain/q1", False, False, "0")
+    stats = review_stats(spaced, {"chain": ["chain/q1"]})
+    row = stats["lessons"][0]["questions"][0]
+    assert row["relearning"] is True and row["retrievability"] is None
+    assert "100%" not in render(stats) and "again" in render(stats)
+    clock.now = T0 + timedelta(minutes=15)
+    spaced.review("chain/q1", True, False, "6")
+    row = review_stats(spaced, {"chain": ["chain/q1"]})["lessons"][0]["questions"][0]
+    assert row["relearning"] is False and 0 < row["retrievability"] <= 1

@@ -97,3 +97,31 @@ def test_usage_errors_exit_2_without_traceback(tmp_path):
     assert limit.returncode == 2 and "--memory-limit" in limit.stderr and "Traceback" not in limit.stderr
     misplaced = subprocess.run([*GRADREPL, "--json", "run", str(fine)], capture_output=True, text=True)
     assert misplaced.returncode == 2 and "Traceback" not in misplaced.stderr
+
+
+def test_two_statements_on_one_line_run_once(tmp_path):
+    script = tmp_path / "count.py"
+    script.write_text('n = 0\nn += 1; print("n is", n)\nprint("then", n)\n')
+    proc, lines = run_json(script)
+    assert proc.returncode == 0, proc.stderr
+    assert [step["source"] for step in steps(lines)] == ["n = 0", 'n += 1; print("n is", n)', 'print("then", n)']
+    assert "".join(step["stdout"] for step in steps(lines)) == "n is 1\nthen 1\n"
+
+
+def test_tracebacks_name_the_file_and_its_lines(tmp_path):
+    (tmp_path / "nested.py").write_text("def g(x):\n    return x / 0\n\n\ndef f(x):\n    return g(x)\n\n\nf(1)\n")
+    proc = subprocess.run([*GRADREPL, "run", "nested.py"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert proc.returncode == 1
+    assert ('  File "nested.py", line 9, in <module>\n    f(1)\n  File "nested.py", line 6, in f\n'
+            '    return g(x)\n  File "nested.py", line 2, in g\n    return x / 0\n') in proc.stdout
+    assert "<step" not in proc.stdout and "gradrepl/" not in proc.stdout
+
+
+def test_continuation_lines_show_dots(tmp_path):
+    script = tmp_path / "loop.py"
+    script.write_text("total = 0\nfor i in range(3):\n    total += i\nprint(total)\n")
+    proc = subprocess.run([*GRADREPL, "run", str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert ">>> for i in range(3):\n...     total += i\n" in proc.stdout
+    assert ">>>     total" not in proc.stdout

@@ -1,16 +1,20 @@
-"""The tensor panel in a running Textual app: rows keep their place, only changed cells repaint."""
+"""The tensor panel on screen: the four facts in view, every name, the newest row, whole-column scrolling."""
 
 from __future__ import annotations
 
+import pytest
 from textual.app import App, ComposeResult
 
-from gradrepl.tui.messages import PanelUpdated
+from gradrepl.history import History
+from gradrepl.tui.app import GradReplApp
+from gradrepl.tui.messages import PanelUpdated, StepFinished
 from gradrepl.tui.tensors.tensor_table import TensorTable
+from tui_support import Recorder, panel_lines, screen_text, until
 
 
-def row(name, *, value=2.0, grad=None, grad_fn=None, leaf=True, requires_grad=True):
+def row(name, *, value=2.0, grad=None, grad_fn=None, leaf=True, requires_grad=True, aliases=()):
     summary = lambda v: None if v is None else {"shape": [], "values": v, "norm": abs(v)}  # noqa: E731
-    return {"name": name, "shape": [], "dtype": "torch.float32", "device": "cpu",
+    return {"name": name, "aliases": list(aliases), "shape": [], "dtype": "torch.float32", "device": "cpu",
             "requires_grad": requires_grad, "is_leaf": leaf, "grad_fn": grad_fn, "retains_grad": False,
             "version": 0, "changed": True, "grad": summary(grad), "value": summary(value)}
 
@@ -27,11 +31,91 @@ class PanelApp(App):
         self.panel_messages.append(message)
 
 
-def cell(table: TensorTable, name: str, column: str) -> str:
-    return table.get_cell(name, column).plain
+def line_of(lines: list[str], name: str) -> str:
+    """The panel line of `name`, without the two cells of the changed-marker before it."""
+    found = [line[2:] for line in lines if line[2:].startswith(name + " ") or line[2:] == name]
+    assert found, f"{name} is not on screen:\n" + "\n".join(lines)
+    return found[0]
 
 
-async def test_steps_patch_cells_in_place_and_keep_order():
+async def run_steps(pilot, recorder, *sources):
+    for source in sources:
+        done = len(recorder.of(StepFinished)) + 1
+        pilot.app.submit(source)
+        await until(pilot, lambda: len(recorder.of(StepFinished)) >= done, source)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_four_facts_are_on_screen(size):
+    recorder = Recorder()
+    app = GradReplApp(history=History(None))
+    async with app.run_test(size=size, message_hook=recorder) as pilot:
+        await run_steps(pilot, recorder, "model = nn.Linear(3, 1)", "loss = model(torch.ones(3)).sum()",
+                        "loss.backward()")
+        app.query_one(TensorTable).focus()
+        await pilot.press("home")
+        lines = panel_lines(screen_text(app))
+        header = lines[0].split()
+        assert header[:5] == ["name", "req", "leaf", "grad_fn", ".grad"]
+        assert line_of(lines, "model.weight").split()[1:5] == ["yes", "yes", "—", "[[1,"]
+        assert line_of(lines, "model.bias").split()[1:5] == ["yes", "yes", "—", "[1]"]
+        assert line_of(lines, "loss").split()[1:5] == ["yes", "no", "SumBackward0", "None"]
+
+
+async def test_the_newest_tensor_is_on_screen_at_80x24():
+    recorder = Recorder()
+    app = GradReplApp(history=History(None))
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await run_steps(pilot, recorder, "xs = [torch.ones(1) for _ in range(12)]", "newest = torch.zeros(1)")
+        lines = panel_lines(screen_text(app))
+        assert line_of(lines, "newest").split()[1:3] == ["no", "yes"]
+        assert any("changed" not in line and "xs[" in line for line in lines)
+
+
+async def test_a_change_below_the_view_is_counted_when_the_learner_steers():
+    recorder = Recorder()
+    app = GradReplApp(history=History(None))
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await run_steps(pilot, recorder, "xs = [torch.ones(1) for _ in range(12)]")
+        app.query_one(TensorTable).focus()
+        await pilot.press("home")
+        await run_steps(pilot, recorder, "xs[10].add_(1)\nxs[11].add_(1)")
+        lines = panel_lines(screen_text(app))
+        assert "2 changed below ↓" in lines[-1]
+        assert line_of(lines, "xs[0]")
+
+
+async def test_aliases_are_shown_beside_the_name():
+    recorder = Recorder()
+    app = GradReplApp(history=History(None))
+    async with app.run_test(size=(150, 45), message_hook=recorder) as pilot:
+        await run_steps(pilot, recorder, "model = nn.Sequential(nn.Linear(2, 2))", "layer = model[0]")
+        lines = panel_lines(screen_text(app))
+        assert line_of(lines, "model[0].weight").startswith("model[0].weight = layer.weight ")
+        app.show_details("model[0].weight")
+        await pilot.pause()
+        await until(pilot, lambda: "also named  layer.weight" in screen_text(app), "the details to list the alias")
+
+
+async def test_sideways_scroll_moves_whole_columns_and_keeps_the_name():
+    app = PanelApp()
+    async with app.run_test(size=(40, 10)) as pilot:
+        table = app.query_one(TensorTable)
+        table.apply_step([row("x", grad_fn="AddBackward0", leaf=False, grad=7.0)], [])
+        table.focus()
+        await pilot.pause()
+        first = screen_text(app).splitlines()
+        assert first[0].split()[:4] == ["name", "req", "leaf", "grad_fn"] and first[0].endswith("▶")
+        await pilot.press("right")
+        header = screen_text(app).splitlines()[0].split()
+        assert header[:4] == ["◀", "name", "leaf", "grad_fn"]
+        assert screen_text(app).splitlines()[1].split()[:3] == ["●", "x", "no"]
+        await pilot.press("right", "left", "left")
+        assert screen_text(app).splitlines()[0].split()[:2] == ["name", "req"]
+
+
+async def test_steps_patch_rows_in_place_and_keep_order():
     app = PanelApp()
     async with app.run_test() as pilot:
         table = app.query_one(TensorTable)
@@ -39,27 +123,27 @@ async def test_steps_patch_cells_in_place_and_keep_order():
         table.apply_step([row("y", value=10.0, grad_fn="AddBackward0", leaf=False)], [])
         await pilot.pause()
         assert table.names == ["x", "xs[idx]", "y"]
-        assert cell(table, "xs[idx]", "name").strip() == "xs[idx]"  # brackets are text, not markup
+        assert table.get_cell("xs[idx]", "name").plain == "xs[idx]"  # brackets are text, not markup
         assert table.lit_names() == ["y"]
 
-        touched = []
-        original = table.update_cell
-        table.update_cell = lambda r, c, v, **kw: (touched.append((r, c)), original(r, c, v, **kw))
         table.apply_step([row("x", grad=7.0)], [])
         await pilot.pause()
-        # x: its .grad cell and the marker on its name; y: the highlight of the last step goes out.
-        assert set(touched) == {("x", "grad"), ("x", "name")} | {("y", key) for key in
-                                                                  ("name", "value", "grad", "grad_fn", "requires_grad",
-                                                                   "is_leaf", "shape", "dtype")}
-        assert cell(table, "x", "grad") == "7"
-        assert cell(table, "x", "name") == "● x"
-        assert cell(table, "y", "name") == "  y"
+        lines = screen_text(app).splitlines()
+        assert lines[1].split()[:6] == ["●", "x", "yes", "yes", "—", "7"]
+        assert lines[3].split()[:2] == ["y", "yes"]  # the last step's light went out
         assert table.names == ["x", "xs[idx]", "y"]
 
-        touched.clear()
         table.apply_step([], ["xs[idx]"])
         await pilot.pause()
         assert table.names == ["x", "y"]
-        assert set(touched) == {("x", "grad"), ("x", "name")}  # only x's highlight goes out
         assert [(m.changed, m.removed) for m in app.panel_messages][-2:] == [(["x"], []), ([], ["xs[idx]"])]
 
+
+async def test_a_row_that_cannot_be_inspected_says_why():
+    app = PanelApp()
+    async with app.run_test(size=(120, 10)) as pilot:
+        broken = dict(row("odd"), value=None, shape=None, inspect_error="cannot be inspected: RuntimeError: no")
+        app.query_one(TensorTable).apply_step([broken, row("fine")], [])
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        assert "cannot be inspected: RuntimeError: no" in lines[1] and lines[2].split()[1] == "fine"

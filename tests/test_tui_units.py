@@ -11,7 +11,6 @@ from rich.text import Text
 from gradrepl.history import History
 from gradrepl.tui.tensors.cells import row_cells, shape, summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
-from gradrepl.tui.console.statement import is_complete, next_indent
 from gradrepl.tui.unicode_width import align_with_terminal
 
 X_AFTER_BACKWARD = {
@@ -19,26 +18,6 @@ X_AFTER_BACKWARD = {
     "grad_fn": None, "retains_grad": False, "version": 0,
     "grad": {"shape": [], "values": 7.0, "norm": 7.0}, "value": {"shape": [], "values": 2.0, "norm": 2.0},
 }
-
-
-def test_enter_runs_only_complete_statements():
-    assert is_complete("x = torch.tensor(2.0, requires_grad=True)")
-    assert not is_complete("for i in range(3):")
-    assert not is_complete("for i in range(3):\n    y = y * 2")
-    # The blank line ends a block, even with the auto-indent still on it.
-    assert is_complete("for i in range(3):\n    y = y * 2\n    ")
-    assert not is_complete("y = (x +")
-    assert not is_complete("   ")
-    assert is_complete("%graph y")
-    # Broken code runs so the kernel can explain the error.
-    assert is_complete("x = = 1")
-
-
-def test_auto_indent_after_colon_and_out_after_return():
-    assert next_indent("def f(x):") == "    "
-    assert next_indent("    if x > 0:  # positive") == "        "
-    assert next_indent("        return x") == "    "
-    assert next_indent("    y = x") == "    "
 
 
 def test_history_persists_and_browses(tmp_path):
@@ -49,12 +28,24 @@ def test_history_persists_and_browses(tmp_path):
     history.add("for i in range(2):\n    print(i)")  # a repeat is not stored twice
     again = History(path)
     assert again.entries == ["x = 1", "for i in range(2):\n    print(i)"]
-    assert again.previous("draft") == "for i in range(2):\n    print(i)"
+    assert again.previous("") == "for i in range(2):\n    print(i)"
     assert again.previous("") == "x = 1"
     assert again.previous("") is None
     assert again.next() == "for i in range(2):\n    print(i)"
-    assert again.next() == "draft"
+    assert again.next() == ""
     assert [json.loads(line) for line in path.read_text().splitlines()] == again.entries
+
+
+def test_history_walks_only_entries_starting_with_the_draft(tmp_path):
+    history = History(tmp_path / "history.jsonl")
+    for entry in ["x = torch.ones(2)", "y = x * 2", "x.grad", "print(y)"]:
+        history.add(entry)
+    assert history.previous("x") == "x.grad"
+    assert history.previous("x.grad") == "x = torch.ones(2)"  # the draft stays "x" during the walk
+    assert history.previous("x = torch.ones(2)") is None
+    assert history.next() == "x.grad"
+    assert history.next() == "x"
+    assert history.search("x") == ["x.grad", "y = x * 2", "x = torch.ones(2)"]
 
 
 def test_history_survives_a_torn_line(tmp_path):

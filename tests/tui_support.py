@@ -31,3 +31,24 @@ async def until(pilot, condition, what: str, timeout: float = KERNEL_WAIT) -> No
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}")
         await pilot.pause(0.05)
+
+
+def screen_text(app) -> str:
+    """The characters on the app's screen now, one line per row (what a terminal would show)."""
+    return "\n".join("".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips())
+
+
+def panel_lines(screen: str) -> list[str]:
+    """The tensor panel's lines, whether it sits beside the console (after '││') or below it."""
+    lines = []
+    inside = False
+    for line in screen.splitlines():
+        if "tensors" in line and "╭" in line.split("││")[-1]:
+            inside = True
+            continue
+        if inside:
+            part = line.split("││")[-1]
+            if part.startswith("╰"):
+                break
+            lines.append(part.strip("│"))
+    return lines

@@ -209,7 +209,7 @@ class TextView:
     def _grade(self, event: dict) -> None:
         for step in event.get("steps", []):
             self._result(step)
-        mark = "right" if event["correct"] else "not right"
+        mark = "right" if event["correct"] else "try again" if event.get("retry") else "not right"
         self._print(f"  [{mark}] {event['feedback']}")
 
     def _reveal(self, event: dict) -> None:

@@ -24,14 +24,18 @@ def register(subparsers) -> None:
 
 
 def split_steps(source: str, path: str) -> list[tuple[int, str]]:
-    """The script's top-level statements as (first line, source). Raises SyntaxError."""
+    """The script's top-level statements as (first line, source), one step per line they share
+    (`n += 1; print(n)` is one step, run once). Raises SyntaxError."""
     tree = ast.parse(source, path, "exec")
     lines = source.splitlines(True)
-    steps = []
+    spans: list[list[int]] = []
     for node in tree.body:
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        steps.append((first, "".join(lines[first - 1:node.end_lineno]).rstrip("\n")))
-    return steps
+        if spans and first <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], node.end_lineno)
+        else:
+            spans.append([first, node.end_lineno])
+    return [(first, "".join(lines[first - 1:last]).rstrip("\n")) for first, last in spans]
 
 
 def read_steps(path: str) -> list[tuple[int, str]]:
@@ -66,7 +70,7 @@ async def _replay(args, steps, options) -> int:
         else:
             _print_header(header)
         for line, text in steps:
-            result = await session.execute(text)
+            result = await session.execute(text, filename=args.file, first_line=line)
             ran += 1
             if args.json:
                 emit_json(_json_line(result, line, session))
@@ -104,7 +108,8 @@ def _print_header(header: dict) -> None:
 
 def _print_step(result: StepResult, line: int) -> None:
     print(f"\n── step {result.step} · line {line} · {result.duration_ms:.1f} ms " + "─" * 20)
-    print("\n".join(f">>> {source_line}" for source_line in result.source.splitlines()))
+    print("\n".join(("... " if index else ">>> ") + source_line
+                    for index, source_line in enumerate(result.source.splitlines())))
     text = step_text(result)
     if text:
         print(text)

@@ -90,7 +90,8 @@ def render(stats: dict) -> str:
         lines.append(f"{lesson['lesson_id']}: {_summary(lesson['totals'])}")
         lines.append(f"  {'question':<36} {'reviews':>7}  {'last result':<18} {'due':<18} {'recall':>6}")
         for row in lesson["questions"]:
-            recall = "" if row["retrievability"] is None else f"{row['retrievability']:.0%}"
+            recall = "again" if row.get("relearning") else \
+                "" if row["retrievability"] is None else f"{row['retrievability']:.0%}"
             lines.append(f"  {row['question_id']:<36} {row['reviews']:>7}  {row['last_result'] or 'never asked':<18}"
                          f" {_when(row['due'], now):<18} {recall:>6}")
         lines.append("")

@@ -361,10 +361,11 @@ class KernelClient:
                 raise KernelDied(self._death_reason or describe_exit(status))
             return protocol.decode(line)
 
-    async def execute(self, source: str, step: int) -> tuple[dict, str, str]:
-        """Run one step; returns (reply payload, stdout, stderr). Raises KernelDied."""
+    async def execute(self, source: str, step: int, **fields) -> tuple[dict, str, str]:
+        """Run one step (`fields`: filename, first_line, timeit); returns (reply payload, stdout, stderr).
+        Raises KernelDied."""
         kernel = self.kernel
-        reply = await self.request("execute", source=source, step=step)
+        reply = await self.request("execute", source=source, step=step, **fields)
         out, out_dropped = await kernel.stdout.step_output(step, OUTPUT_SETTLE)
         err, err_dropped = await kernel.stderr.step_output(step, OUTPUT_SETTLE)
         notes = reply.setdefault("notes", [])

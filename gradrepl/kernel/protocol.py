@@ -20,7 +20,8 @@ PROTOCOL_VERSION = 1
 # Requests a kernel understands.
 OPS = (
     "execute",   # {source, step}             -> {step payload}
-    "complete",  # {code, cursor}             -> {matches: [str]}
+    "complete",  # {code, cursor}             -> {completions: [Completion fields]} or {error}
+    "help",      # {expr, source: bool}       -> {display: {"kind": "help", "title", "text"}} or {error}
     "graph",     # {name}                     -> {graph: {...}, text: str}
     "tensors",   # {}                         -> {tensors: [row, ...]} full table
     "trace",     # {name}                     -> {trace: {...}} backward previewed node by node
@@ -63,11 +64,41 @@ def output_sentinel(nonce: str, step: int) -> bytes:
 
 
 @dataclass
+class Frame:
+    """One traceback frame a learner may see; gradrepl's own frames are never among them.
+
+    `filename` is what to show: a REPL step reads ``Cell In[3]`` (no quotes), a
+    `gradrepl run` step the script's path; `origin` is "learner" or "library" (torch and others).
+    """
+
+    filename: str
+    lineno: int
+    name: str
+    line: str
+    origin: str
+
+
+@dataclass
 class ErrorInfo:
     type: str
     message: str
     explanation: str | None = None
-    traceback: str = ""
+    traceback: str = ""  # the learner's and libraries' frames, as text
+    frames: list[dict[str, Any]] = field(default_factory=list)  # Frame fields, outermost first
+    # SyntaxError only: where to draw the caret in `text` (1-based columns, as Python gives them).
+    offset: int | None = None
+    end_offset: int | None = None
+    text: str | None = None
+
+
+@dataclass
+class Completion:
+    """One completion candidate from the kernel (jedi over the live namespace)."""
+
+    text: str  # what replaces code[start:cursor]
+    start: int  # offset in the code where the replaced word begins
+    kind: str  # jedi's type: "function", "instance", "module", "keyword", "class", "param", ...
+    signature: str | None = None  # e.g. "zeros(*size, out=None, dtype=None, ...)"
 
 
 @dataclass
@@ -86,8 +117,9 @@ class StepResult:
     removed: list[str] = field(default_factory=list)
     # Set when the kernel had to be replaced: the words said to the learner.
     kernel_event: str | None = None
-    # Text produced by a %magic (e.g. %graph), shown instead of a result.
-    display: str | None = None
+    # Shown instead of a result: text from a %magic (e.g. %graph), or a help page
+    # {"kind": "help", "title": str, "text": str} from `obj?`, `obj??` or help(obj).
+    display: str | dict[str, str] | None = None
     # `%trace STATEMENT`: the backward calls the step made, node by node (kernel/inspect/trace.py).
     trace: dict[str, Any] | None = None
 
@@ -114,5 +146,6 @@ class StepResult:
             duration_ms=float(payload.get("duration_ms", 0.0)),
             tensors=list(payload.get("tensors", [])),
             removed=list(payload.get("removed", [])),
+            display=payload.get("display"),
             trace=payload.get("trace"),
         )

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import ast
 import contextlib
+from dataclasses import asdict
 import ctypes
 import faulthandler
 import gc
 import io
-import linecache
 import os
 import signal
 import sys
 import time
-import traceback
+import timeit
 import warnings
 
 import torch
@@ -27,13 +27,18 @@ from gradrepl.kernel.inspect.graph import graph_of, render_text
 from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
-from gradrepl.kernel import protocol, sandbox
+from gradrepl.kernel import helptext, protocol, sandbox
 from gradrepl.kernel.symbolic import ops as symbolic
+from gradrepl.kernel.tracebacks import cell_name, error_info, remember_source
 
 OUTPUT_CAP = 1 << 20  # bytes of learner output per step, per stream
 RESULT_CAP = 20_000   # characters of an echoed repr
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
+COMPLETION_LIMIT = 200
+SIGNATURE_LIMIT = 40  # jedi's signatures cost ~1 ms each: only for the first candidates a menu shows
+TIMEIT_RUNS = 7  # as IPython's %timeit
+TIMEIT_FILE = "<timeit-src>"  # the name timeit compiles a statement under
 
 _libc = ctypes.CDLL(None)
 MEMORY_EXPLANATION = ("The kernel reached its memory limit (--memory-limit), so the allocation failed. "
@@ -109,6 +114,9 @@ class Kernel:
         self.stdout = CappedStream(1)
         self.stderr = CappedStream(2)
         self.reserve: bytearray | None = bytearray(MEMORY_RESERVE)
+        self.learner_files = {TIMEIT_FILE}  # filenames of code the learner wrote (cells, the run script)
+        self.help_pages: list[dict] = []  # help(obj) calls during the current step
+        self.namespace["help"] = self.learner_help
         # Whether a requires_grad flag may have changed outside what the last step's journal saw.
         self.flags_dirty = True
         self.armed_trace: StepTraces | None = None  # set by op_trace_next for the next execute
@@ -125,8 +133,9 @@ class Kernel:
             return protocol.reply(message.get("id"), **handler(message))
         except MemoryError:
             self.release_reserve()
-            return protocol.reply(message.get("id"), ok=False, notes=[], error=_error_info(
-                MemoryError("the kernel ran out of memory while answering"), "", MEMORY_EXPLANATION))
+            return protocol.reply(message.get("id"), ok=False, notes=[], error=error_info(
+                MemoryError("the kernel ran out of memory while answering"), self.learner_files,
+                MEMORY_EXPLANATION))
         finally:
             self.restore_reserve()
 
@@ -149,15 +158,19 @@ class Kernel:
         self.stdout.new_step()
         self.stderr.new_step()
         started = time.perf_counter()
+        filename = message.get("filename") or cell_name(step)
         tracer, self.armed_trace = self.armed_trace, None
         with tracer.recording() if tracer else contextlib.nullcontext():
-            outcome = self._run(message["source"], step)
+            outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
+                                bool(message.get("timeit")))
         if tracer:
             outcome["trace"] = tracer.result()
         outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         self._end_output(step, outcome["notes"])
         rows, removed = self.inspector.step(self.namespace, requires_grad_may_change=self.flags_dirty)
         self.flags_dirty = False
+        if self.inspector.stopped:
+            outcome["notes"].append(self.inspector.stopped)
         outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
         outcome.update(tensors=rows, removed=removed)
         return outcome
@@ -202,14 +215,49 @@ class Kernel:
         import jedi
 
         code, cursor = message.get("code", ""), int(message.get("cursor", 0))
+        if not 0 <= cursor <= len(code):
+            return {"error": f"the cursor ({cursor}) is outside the code ({len(code)} characters)"}
         before = code[:cursor]
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1)
         try:
-            completions = jedi.Interpreter(code, [self.namespace]).complete(line, column)
-        except Exception as exc:  # jedi gives up on some half-typed code; no completion then
-            return {"matches": [], "error": f"{type(exc).__name__}: {exc}"}
-        return {"matches": [c.name for c in completions[:200]]}
+            found = jedi.Interpreter(code, [self.namespace]).complete(line, column)
+        except Exception as exc:  # jedi gives up on some half-typed code: the frontend logs why
+            return {"error": f"jedi could not complete: {type(exc).__name__}: {exc}"}
+        completions, failures = [], []
+        for index, candidate in enumerate(found[:COMPLETION_LIMIT]):
+            signature = None
+            if index < SIGNATURE_LIMIT and candidate.type in ("function", "class"):
+                try:
+                    signatures = candidate.get_signatures()
+                    signature = signatures[0].to_string() if signatures else None
+                except Exception as exc:  # one bad signature must not hide the candidates
+                    failures.append(f"{candidate.name}: {type(exc).__name__}: {exc}")
+            typed = len(candidate.name) - len(candidate.complete or "")
+            completions.append(asdict(protocol.Completion(candidate.name, cursor - typed, candidate.type, signature)))
+        return {"completions": completions, "signature_errors": failures}
+
+    def op_help(self, message: dict) -> dict:
+        expr = message.get("expr", "")
+        try:
+            value = eval(compile(expr, "<help>", "eval"), self.namespace)
+        except BaseException as exc:  # the learner's expression may raise anything
+            return {"error": error_info(exc, self.learner_files, explain(exc))}
+        suffix = "??" if message.get("source") else "?"
+        return {"display": helptext.page(expr + suffix, helptext.inspect_text(value, expr, bool(message.get("source"))))}
+
+    def learner_help(self, *args) -> None:
+        """help(obj) in learner code: a help page for the frontend's pager instead of a dump into stdout."""
+        if not args:
+            text = ("help(obj) shows obj's documentation; obj? shows its signature and docstring, "
+                    "obj?? its source too. %help lists gradrepl's commands.")
+            self.help_pages.append(helptext.page("help", text))
+            return
+        for value in args:
+            title = value if isinstance(value, str) else ".".join(
+                part for part in (getattr(value, "__module__", None), getattr(value, "__qualname__", None)) if part
+            ) or type(value).__name__
+            self.help_pages.append(helptext.page(f"help({title})", helptext.pydoc_text(value)))
 
     def op_check(self, message: dict) -> dict:
         return {"check": symbolic.check_tensor(self.namespace, message.get("name", ""), self.inspector.resolve)}
@@ -223,6 +271,7 @@ class Kernel:
     def op_reset(self, message: dict) -> dict:
         removed = [row["name"] for row in self.inspector.table()]  # names only: no re-summary
         self.namespace = fresh_namespace()
+        self.namespace["help"] = self.learner_help
         self.inspector.reset()
         return {"removed": removed}
 
@@ -230,36 +279,44 @@ class Kernel:
         return {}
 
     # -- one step -------------------------------------------------------
-    def _run(self, source: str, step: int) -> dict:
-        filename = f"<step {step}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    def _run(self, source: str, filename: str, first_line: int, timed: bool) -> dict:
+        """One step: its code compiled under `filename` from `first_line` on, so tracebacks name the
+        learner's cell or script and its real line numbers. `timed` runs %timeit on it instead."""
+        self.learner_files.add(filename)
+        remember_source(filename, source, first_line)
+        self.help_pages = []
         outcome = {"result": None, "error": None, "notes": []}
         journal = None
         watch = self.watch = AccumulationWatch(self.inspector)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                body, last = _split_last_expression(source, filename)
+                body, last = _split_last_expression(source, filename, first_line)
                 self.executing = True
-                with symbolic.recording() as journal, watch.during_step():
-                    exec(body, self.namespace)
-                    if last is not None:
-                        value = eval(last, self.namespace)
-                        if value is not None:
-                            self.namespace["_"] = value
-                            outcome["result"] = _short_repr(value)
+                if timed:
+                    outcome["display"] = _time_statement(source, self.namespace)
+                else:
+                    with symbolic.recording() as journal, watch.during_step():
+                        exec(body, self.namespace)
+                        if last is not None:
+                            value = eval(last, self.namespace)
+                            if value is not None:
+                                self.namespace["_"] = value
+                                outcome["result"] = _short_repr(value)
             except SystemExit as exc:
-                outcome["error"] = _error_info(exc, filename, "sys.exit() ends a script, not the tutor: "
-                                               "the kernel keeps running and your variables are kept.")
+                outcome["error"] = error_info(exc, self.learner_files, "sys.exit() ends a script, not the tutor: "
+                                              "the kernel keeps running and your variables are kept.")
             except MemoryError as exc:
                 self.release_reserve()
-                outcome["error"] = _error_info(exc, filename, MEMORY_EXPLANATION)
+                outcome["error"] = error_info(exc, self.learner_files, MEMORY_EXPLANATION)
             except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
-                outcome["error"] = _error_info(exc, filename, explain(exc) or sandbox.explain(exc))
+                outcome["error"] = error_info(exc, self.learner_files, explain(exc) or sandbox.explain(exc))
             finally:
                 self.executing = False
                 self.flags_dirty = self.flags_dirty or journal is None or journal.flipped_requires_grad
         outcome["notes"].extend(_warning_notes(caught))
+        if self.help_pages:
+            outcome["display"] = _merge_pages(self.help_pages)
         return outcome
 
     def _end_output(self, step: int, notes: list[str]) -> None:
@@ -305,9 +362,16 @@ def describe(value) -> dict:
     return {"kind": "other", "repr": _short_repr(value), "type": type(value).__name__}
 
 
-def _split_last_expression(source: str, filename: str):
+def _split_last_expression(source: str, filename: str, first_line: int = 1):
     """Compile a step; a final expression is compiled apart so its value can be echoed."""
-    tree = ast.parse(source, filename, "exec")
+    try:
+        tree = ast.parse(source, filename, "exec")
+    except SyntaxError as exc:
+        if exc.lineno:  # the script's line, not the step's
+            exc.lineno += first_line - 1
+            exc.end_lineno = exc.end_lineno + first_line - 1 if exc.end_lineno else None
+        raise
+    ast.increment_lineno(tree, first_line - 1)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
@@ -324,20 +388,31 @@ def _short_repr(value) -> str:
     return text
 
 
-def _error_info(exc: BaseException, filename: str, explanation: str | None) -> dict:
-    frames = traceback.extract_tb(exc.__traceback__)
-    # Only the learner's own frames, from the first one on: the kernel's frames are noise.
-    first = next((i for i, frame in enumerate(frames) if frame.filename.startswith("<step")), len(frames))
-    lines = traceback.format_list(frames[first:]) if first < len(frames) else []
-    lines += traceback.format_exception_only(type(exc), exc)
-    message = str(exc)
-    if isinstance(exc, SyntaxError):
-        message = f"{exc.msg} (line {exc.lineno})"
-    if isinstance(exc, KeyboardInterrupt):
-        message = "interrupted"
-        explanation = explanation or "The step was interrupted; variables assigned before that point are kept."
-    return {"type": type(exc).__name__, "message": message, "explanation": explanation,
-            "traceback": "Traceback (most recent call last):\n" + "".join(lines) if lines else ""}
+def _time_statement(source: str, namespace: dict) -> str:
+    """%timeit as IPython does it: loops until a run takes 0.2 s, 7 runs, mean ± std. dev. per loop."""
+    timer = timeit.Timer(source, globals=namespace)
+    loops, _ = timer.autorange()
+    per_loop = [total / loops for total in timer.repeat(TIMEIT_RUNS, loops)]
+    mean = sum(per_loop) / len(per_loop)
+    std = (sum((t - mean) ** 2 for t in per_loop) / len(per_loop)) ** 0.5
+    return (f"{_format_time(mean)} ± {_format_time(std)} per loop (mean ± std. dev. of {TIMEIT_RUNS} runs, "
+            f"{loops:,} loop{'s' if loops != 1 else ''} each)")
+
+
+def _format_time(seconds: float) -> str:
+    """Three significant digits in the largest unit that keeps the number at least 1 (IPython's way)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _merge_pages(pages: list[dict]) -> dict:
+    """Several help(...) calls in one step become one page."""
+    if len(pages) == 1:
+        return pages[0]
+    return helptext.page(", ".join(page["title"] for page in pages),
+                         "\n\n".join(page["text"] for page in pages))
 
 
 def _warning_notes(caught) -> list[str]:

@@ -72,11 +72,10 @@ async def play_quiz(run: QuizRun, reader: Reader, out: TextIO = sys.stdout) -> Q
         say(f"[{run.position}/{run.total}] {question.uid}")
         say(question_text(question))
         try:
-            answer = await _read_answer(run, question, reader, say)
+            result = await _answered(run, question, reader, say)
         except (EOFError, KeyboardInterrupt):
             stopped = True
             break
-        result = await run.answer(answer)
         say(result_text(result, run.spaced.now()))
     summary = run.summary()
     say("")
@@ -84,6 +83,15 @@ async def play_quiz(run: QuizRun, reader: Reader, out: TextIO = sys.stdout) -> Q
         say(f"Stopped after {summary.asked} of {run.total}; your answers so far are saved.")
     say(summary_text(summary))
     return summary
+
+
+async def _answered(run: QuizRun, question: Question, reader: Reader, say) -> QuizResult:
+    """Read and grade answers until one is in the form asked for (one in another form is not counted)."""
+    while True:
+        result = await run.answer(await _read_answer(run, question, reader, say))
+        if not result.retry:
+            return result
+        say(result.feedback)
 
 
 async def _read_answer(run: QuizRun, question: Question, reader: Reader, say):
@@ -120,7 +128,7 @@ async def _read_line(run: QuizRun, reader: Reader, say, prompt: str) -> str:
 def question_text(question: Question) -> str:
     """The question as shown: prompt, its code, and numbered options."""
     parts = [question.prompt]
-    code = "\n".join(part for part in (question.setup.strip(), question.code.strip()) if part)
+    code = question.quiz_code
     if code:
         parts.append("\n".join("    " + line for line in code.splitlines()))
     if question.type == "choice":

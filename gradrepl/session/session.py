@@ -7,26 +7,17 @@ kernel through this class; none of them imports torch.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
+from gradrepl.completeness import HELP_LINE
 from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied
 from gradrepl.kernel.options import KernelOptions
-from gradrepl.kernel.protocol import ErrorInfo, StepResult
+from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
+from gradrepl.session.magics import Magics
 from gradrepl.session.timeline import Timeline
-from gradrepl.session import backward_magics
-from gradrepl.textviews import tensor_table
 
-MAGICS = {
-    "%tensors": "show every live tensor",
-    "%graph NAME": "draw NAME's autograd graph down to its leaves",
-    "%check NAME": "compare NAME's symbolic gradient with autograd's",
-    "%trace NAME": "preview backward from NAME node by node (no .grad changes)",
-    "%trace STMT": "run STMT (e.g. loss.backward()) and list each node backward ran",
-    "%at N": "every tensor as it stood after step N (-1: the step before)",
-    "%restart": "start a fresh kernel (all variables are lost)",
-    "%reset": "empty the namespace in the same kernel",
-    "%help": "this list",
-}
+completion_log = logging.getLogger("gradrepl.completion")
 
 
 class Session:
@@ -40,6 +31,9 @@ class Session:
         self.state = "starting"
         self.tensors: dict[str, dict] = {}
         self.history: list[str] = []
+        # The console's width in columns (None: no limit); %tensors, %graph and %check fit in it.
+        self.width: int | None = None
+        self.magics = Magics(self)
         self.sandbox: dict[str, dict] = {}
         self.step = 0
         self._running_step: int | None = None
@@ -76,21 +70,30 @@ class Session:
         await self.close()
 
     # -- steps ----------------------------------------------------------
-    async def execute(self, source: str, timeout: float | None = None) -> StepResult:
-        """Run one step (a statement, a cell, or a %magic) and return what it did."""
+    async def execute(self, source: str, timeout: float | None = None, filename: str | None = None,
+                      first_line: int = 1) -> StepResult:
+        """Run one step (a statement, a cell, a %magic or an `obj?`) and return what it did.
+
+        `filename` and `first_line` say where the code comes from (`gradrepl run` passes the
+        script's path and line) so tracebacks name it; a REPL step reads ``Cell In[N]``.
+        """
         source = source.strip("\n")
         self.step += 1
         step = self.step
         if source.strip():
             self.history.append(source)
         if source.lstrip().startswith("%"):
-            result = await self._magic(step, source.strip())
+            result = await self.magics.run(step, source.strip())
+        elif asked := HELP_LINE.match(source):
+            result = await self.help(step, source, asked)
         else:
-            result = await self._run_code(step, source, timeout)
+            fields = {"filename": filename, "first_line": first_line} if filename else {}
+            result = await self.run_code(step, source, timeout, **fields)
         self.timeline.record(step, result.source, result.tensors, result.removed)
         return result
 
-    async def _run_code(self, step: int, source: str, timeout: float | None = None) -> StepResult:
+    async def run_code(self, step: int, source: str, timeout: float | None = None, **fields) -> StepResult:
+        """Send code to the kernel as step `step`, under the interrupt ladder and the step timeout."""
         timeout = timeout if timeout is not None else self.options.step_timeout
         self._running_step = step
         self._set_state("busy")
@@ -104,7 +107,7 @@ class Session:
 
             timer = asyncio.get_running_loop().call_later(timeout, on_timeout)
         try:
-            payload, out, err = await self.client.execute(source, step)
+            payload, out, err = await self.client.execute(source, step, **fields)
         except KernelDied as died:
             return await self._after_crash(step, source, died.reason)
         finally:
@@ -196,11 +199,36 @@ class Session:
         self.tensors.clear()
         return reply.get("removed", [])
 
-    async def complete(self, code: str, cursor: int | None = None) -> list[str]:
+    async def complete(self, code: str, cursor: int | None = None) -> list[Completion]:
+        """Candidates for the word at `cursor` (jedi over the live namespace); [] while a step runs.
+
+        A failure is logged on the "gradrepl.completion" logger, never turned silently into no candidates.
+        """
         if self.state != "idle":
             return []
-        reply = await self._request("complete", code=code, cursor=len(code) if cursor is None else cursor)
-        return reply.get("matches", [])
+        # Shielded: a menu that narrows as you type cancels stale requests, and a request cancelled
+        # after it was sent would leave its reply to be read as the answer to the next one.
+        reply = await asyncio.shield(self._request("complete", code=code,
+                                                   cursor=len(code) if cursor is None else cursor))
+        if reply.get("error"):
+            completion_log.warning("completion failed at %d in %r: %s", cursor or len(code), code, reply["error"])
+            return []
+        for failure in reply.get("signature_errors", []):
+            completion_log.warning("no signature for %s", failure)
+        return [Completion(**fields) for fields in reply.get("completions", [])]
+
+    async def help(self, step: int, source: str, asked) -> StepResult:
+        """`obj?` (signature and docstring) or `obj??` (with the source), as a help display."""
+        expr = (asked.group("expr1") or asked.group("expr2")).strip()
+        marks = asked.group("pre") or asked.group("post")
+        result = StepResult(step=step, source=source)
+        reply = await self._request("help", expr=expr, source=len(marks) == 2)
+        error = reply.get("error")
+        if error:
+            result.error = ErrorInfo(**error) if isinstance(error, dict) else ErrorInfo("KernelError", error)
+        else:
+            result.display = reply["display"]
+        return result
 
     async def graph(self, name: str) -> dict:
         return await self._request("graph", name=name)
@@ -214,7 +242,7 @@ class Session:
         reply = await self._request("trace_next")
         if reply.get("error"):
             return StepResult(step=step, source=source, error=ErrorInfo("KernelError", reply["error"]))
-        return await self._run_code(step, source)
+        return await self.run_code(step, source)
 
     async def inspect(self, expr: str) -> dict:
         return (await self._request("inspect", expr=expr)).get("value", {})
@@ -238,42 +266,6 @@ class Session:
         except KernelDied as died:
             await self._after_crash(self.step, f"<{op}>", died.reason)
             return {"error": died.reason}
-
-    # -- %magics ----------------------------------------------------------
-    async def _magic(self, step: int, source: str) -> StepResult:
-        name, _, arg = source.partition(" ")
-        arg = arg.strip()
-        result = StepResult(step=step, source=source)
-        if name == "%tensors":
-            result.display = tensor_table(list(self.tensors.values()), all_rows=True)
-        elif name in ("%graph", "%check") and not arg:
-            result.error = ErrorInfo("UsageError", f"{name} needs a tensor name, e.g. {name} y")
-        elif name == "%graph":
-            reply = await self.graph(arg)
-            if reply.get("error"):
-                result.error = ErrorInfo("NameError", reply["error"])
-            else:
-                result.display = reply["text"]
-        elif name == "%check":
-            check = await self.check(arg)
-            if check.get("error"):
-                error = check["error"]
-                result.error = ErrorInfo("CheckError", error.get("message", str(error)) if isinstance(error, dict) else str(error))
-            else:
-                result.display = check.get("text", "")
-        elif name in backward_magics.NAMES:
-            await backward_magics.run(self, name, arg, result)
-        elif name == "%restart":
-            result.removed = await self.restart()
-            result.display = "Kernel restarted: a fresh namespace with torch, nn and F."
-        elif name == "%reset":
-            result.removed = await self.reset()
-            result.display = "Namespace emptied (the kernel kept running)."
-        elif name == "%help":
-            result.display = "\n".join(f"  {magic:<14} {text}" for magic, text in MAGICS.items())
-        else:
-            result.error = ErrorInfo("UsageError", f"unknown command {name}; %help lists the commands")
-        return result
 
     # -- state ------------------------------------------------------------
     def _set_state(self, state: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -16,23 +17,26 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Static, TextArea
+from textual.widgets import Footer, TextArea
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
+from gradrepl.tui.confirm import Confirm
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.messages import (
     CompletionRequested,
+    ConsolePageRequested,
     DetailsLoaded,
     InputSubmitted,
     KernelFailed,
     KernelReady,
     KernelStateChanged,
+    QuitRequested,
     StepFailed,
     StepFinished,
     StepQueued,
@@ -42,11 +46,12 @@ from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tui.tensors.timeline import PastPanel, target_step
 from gradrepl.tui.tensors.trace_view import TraceView
+from gradrepl.tui.terminal_watch import terminal_fds, terminal_gone
 from gradrepl.tui.unicode_width import align_with_terminal
 
 WELCOME = (
-    "gradrepl · torch, nn and F are imported. The panel shows every tensor after each step.\n"
-    "Enter runs · Ctrl+J new line · Tab completes · Ctrl+P commands · %help magics"
+    "gradrepl · importing torch… type away: steps run as soon as it is in.\n"
+    "Enter runs · Ctrl+J new line · Tab completes · Ctrl+R history · Ctrl+P commands · %help magics"
 )
 
 
@@ -60,9 +65,10 @@ class GradReplApp(App):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
         Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="interrupt"),
-        Binding("ctrl+k", "kill", "Kill kernel", priority=True, id="kill"),
+        Binding("f8", "kill", "Kill kernel", id="kill"),
         Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
         Binding("escape", "close_details", "Close details", id="close_details"),
+        Binding("escape", "focus_input", "Back to the input", show=False),
         Binding("f3", "timeline(-1)", "Earlier step", id="timeline_back"),
         Binding("f4", "timeline(1)", "Later step", id="timeline_forward"),
         Binding("ctrl+n", "lesson_next", "Next step", id="lesson_next"),
@@ -83,6 +89,8 @@ class GradReplApp(App):
         self.session: Session | None = None
         self.kernel_state = "starting"
         self.details_name: str | None = None
+        self.steps_in_kernel = 0  # steps run since the kernel was last fresh: what a kill would lose
+        self._exiting_for_hangup = False
         self._steps: asyncio.Queue[str | Callable[[Session], Awaitable[None]]] = asyncio.Queue()
         self._kernel_ready_event = asyncio.Event()
 
@@ -92,7 +100,6 @@ class GradReplApp(App):
                 yield LessonPane(*self.learn)
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
-                yield Static(id="hint")
                 yield CodeInput(self.repl_history, id="input")
             with Vertical(id="inspector"):
                 yield TensorTable(id="tensors")
@@ -103,16 +110,44 @@ class GradReplApp(App):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._apply_breakpoint()
         self.query_one(ConsoleLog).write_notice(WELCOME)
         if not self.learn:
             self.query_one(CodeInput).focus()
         self.query_one("#inspector").border_title = "tensors"
         self.query_one("#console").border_title = "console"
         self._busy_timer = self.set_interval(0.1, self._tick, pause=True)
+        self._watch_terminal()
         if self.start_kernel_on_mount:
             self.session = Session(self.options, on_state=self._on_session_state)
             self.start_kernel()
             self.run_steps()
+
+    def _apply_breakpoint(self) -> None:
+        # Textual sets the breakpoint class on the first Resize, after the first frame is
+        # painted: without this an 80-column terminal first sees the wide layout, then a flip.
+        width = self.size.width
+        active = [name for minimum, name in self.HORIZONTAL_BREAKPOINTS if width >= minimum][-1]
+        self.screen.update_classes({name: name == active for _, name in self.HORIZONTAL_BREAKPOINTS})
+
+    def _watch_terminal(self) -> None:
+        """Leave, and take the kernel along, when the terminal goes away, with or without a SIGHUP."""
+        fds = [] if self.is_headless else terminal_fds()
+        if not fds:
+            return
+        self.set_interval(0.5, lambda: terminal_gone(fds) and self.terminal_lost())
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.terminal_lost)
+
+    def terminal_lost(self) -> None:
+        """No one can see or type any more: stop the kernel and its zygote first, then exit."""
+        if not self._exiting_for_hangup:
+            self._exiting_for_hangup = True
+            self.run_worker(self._close_and_exit(), group="hangup", exit_on_error=False)
+
+    async def _close_and_exit(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+        self.exit(return_code=129)  # 128 + SIGHUP, as a shell reports a hung-up job
 
     async def on_unmount(self) -> None:
         # The kernel process must not outlive the app (tests run many apps in one process).
@@ -175,14 +210,11 @@ class GradReplApp(App):
         await self.session.kill()
 
     @work(group="complete", exclusive=True, exit_on_error=False)
-    async def fetch_completions(self, code: str, cursor: int) -> None:
+    async def fetch_completions(self, code: str, cursor: int, typing: bool) -> None:
         if self.session is None:
             return
-        matches = await self.session.complete(code, cursor)
-        candidates = self.query_one(CodeInput).complete_with(matches, code, cursor)
-        hint = self.query_one("#hint", Static)
-        hint.update("  ".join(candidates[:40]))
-        hint.display = bool(candidates)
+        completions = await self.session.complete(code, cursor)
+        await self.query_one(CodeInput).offer_completions(completions, code, cursor, inline=not typing)
 
     @work(group="details", exclusive=True, exit_on_error=False)
     async def fetch_details(self, name: str) -> None:
@@ -207,6 +239,8 @@ class GradReplApp(App):
     @on(KernelStateChanged)
     def _state_changed(self, message: KernelStateChanged) -> None:
         self.kernel_state = "idle" if message.state == "restarted" else message.state
+        if message.state == "restarted":
+            self.steps_in_kernel = 0
         self.query_one(StatusBar).set_state(message.state)
         if message.state == "busy":
             self._busy_timer.resume()
@@ -217,6 +251,10 @@ class GradReplApp(App):
     @on(KernelReady)
     def _kernel_ready(self, message: KernelReady) -> None:
         self.query_one(StatusBar).set_sandbox(message.sandbox)
+        version = self.session.kernel_info.get("torch") if self.session else None
+        self.query_one(ConsoleLog).write_notice(
+            f"torch{f' {version}' if version else ''} is imported, with nn and F. "
+            "The panel shows every tensor after each step.")
 
     @on(KernelFailed)
     def _kernel_failed(self, message: KernelFailed) -> None:
@@ -227,12 +265,23 @@ class GradReplApp(App):
 
     @on(InputSubmitted)
     def _input_submitted(self, message: InputSubmitted) -> None:
-        self.query_one("#hint", Static).display = False
         self.submit(message.source)
 
     @on(CompletionRequested)
     def _completion_requested(self, message: CompletionRequested) -> None:
-        self.fetch_completions(message.code, message.cursor)
+        self.fetch_completions(message.code, message.cursor, message.typing)
+
+    @on(QuitRequested)
+    async def _quit_requested(self) -> None:
+        await self.action_quit()
+
+    @on(ConsolePageRequested)
+    def _page_console(self, message: ConsolePageRequested) -> None:
+        log = self.query_one(ConsoleLog)
+        if message.pages < 0:
+            log.scroll_page_up()
+        else:
+            log.scroll_page_down()
 
     @on(StepQueued)
     def _step_queued(self, message: StepQueued) -> None:
@@ -250,6 +299,7 @@ class GradReplApp(App):
     @on(StepFinished)
     def _step_finished(self, message: StepFinished) -> None:
         result = message.result
+        self.steps_in_kernel += 1
         self.query_one(ConsoleLog).write_result(result)
         table = self.query_one(TensorTable)
         changed, removed = table.apply_step(result.tensors, result.removed)
@@ -273,9 +323,9 @@ class GradReplApp(App):
         if message.name == self.details_name:
             self.query_one(TensorDetails).show(message)
 
-    @on(DataTable.RowSelected, "#tensors")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
-        self.show_details(event.row_key.value)
+    @on(TensorTable.RowSelected, "#tensors")
+    def _row_selected(self, event: TensorTable.RowSelected) -> None:
+        self.show_details(event.name)
 
     # -- actions -------------------------------------------------------------
     def show_details(self, name: str) -> None:
@@ -347,6 +397,23 @@ class GradReplApp(App):
         self.interrupt_step()
 
     def action_kill(self) -> None:
+        """Kill the kernel for a fresh one; asks first when the learner's variables would go with it."""
+        if self.steps_in_kernel == 0 and not self.query_one(TensorTable).names:
+            self._kill_now()
+            return
+        names = self.query_one(TensorTable).names
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        question = ("Kill the kernel and start a fresh one?\n"
+                    f"Every variable you defined{f' ({shown})' if names else ''} is lost; your history is kept.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._kill_now()
+            self.focus_input()
+
+        self.push_screen(Confirm(question, "Kill kernel"), answered)
+
+    def _kill_now(self) -> None:
         self._drop_queued()
         self.kill_kernel()
 
@@ -367,6 +434,9 @@ class GradReplApp(App):
         for pane in self.query(LessonPane):
             pane.check_task()
 
+    def action_focus_input(self) -> None:
+        self.focus_input()
+
     def focus_input(self) -> None:
         self.query_one(CodeInput).focus()
 
@@ -376,11 +446,15 @@ class GradReplApp(App):
         target.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # Interrupt and Kill exist only while a step runs; otherwise Ctrl-C copies.
-        if action in ("interrupt", "kill"):
+        # Interrupt exists only while a step runs; otherwise Ctrl-C copies or clears the input.
+        if action == "interrupt":
             return self.kernel_state == "busy"
+        if action == "kill":
+            return self.session is not None and self.kernel_state in ("busy", "idle")
         if action == "close_details":
             return self.details_name is not None or any(view.display for view in self.query(TraceView))
+        if action == "focus_input":  # Escape brings typing back to where it shows
+            return not isinstance(self.focused, CodeInput)
         if action == "lesson_next":
             return any(pane.can_advance() for pane in self.query(LessonPane))
         if action == "lesson_check":

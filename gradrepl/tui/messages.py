@@ -45,10 +45,27 @@ class InputSubmitted(Message):
 
 @dataclass
 class CompletionRequested(Message):
-    """Tab in the input: ask the kernel what may follow `code[:cursor]`."""
+    """Tab in the input: ask the kernel what may follow `code[:cursor]`.
+
+    `typing` is set when the open menu ran out of candidates as the word grew (the
+    kernel sends a capped list): the answer refreshes the menu but inserts nothing.
+    """
 
     code: str
     cursor: int
+    typing: bool = False
+
+
+@dataclass
+class QuitRequested(Message):
+    """Ctrl-D on an empty input: leave, as Ctrl-Q does."""
+
+
+@dataclass
+class ConsolePageRequested(Message):
+    """PageUp/PageDown in the input: scroll the console log by `pages` pages."""
+
+    pages: int
 
 
 @dataclass

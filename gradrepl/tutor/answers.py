@@ -17,10 +17,16 @@ from dataclasses import dataclass
 MAX_ANSWER = 4000  # characters: longer answers are read as plain text
 DEFAULT_TOLERANCE = 1e-3
 
-_RAISES = re.compile(r"^(?:it\s+)?(?:raises|raise|throws|error|an error|exception)\b[:\s]*(?:an?\s+)?(\w+)?", re.I)
+_RAISES = re.compile(r"^(?:it\s+)?(?:raises|raise|throws|fails|error|an error|exception|an exception)\b[:\s]*(?:an?\s+)?(\w+)?", re.I)
 _ERROR_NAME = re.compile(r"^([A-Z]\w*(?:Error|Exception|Interrupt))\b")
 _GRAD_FN_TAIL = re.compile(r",\s*grad_fn=<[^>]*>")
-_OBJECT_REPR = re.compile(r"^<(?:[\w.]+\.)?(\w+) object at 0x[0-9a-fA-F]+>$")
+# `<AddBackward0 object at 0x7f..>` as printed, or shortened by hand to `<AddBackward0 object>` / `<AddBackward0>`.
+_OBJECT_REPR = re.compile(r"^<(?:[\w.]+\.)?(\w+)(?:\s+object)?(?:\s+at\s+0x[0-9a-fA-F]+)?>$")
+# Words that say "an error" without naming a class.
+_GENERIC_ERRORS = {"error", "exception", "err"}
+# Other spellings torch accepts for the same dtype (torch.float is torch.float32).
+_DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+                  "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
 _NAMED_CONSTANTS = {"true": True, "false": False, "yes": True, "no": False, "none": None,
                     "nan": math.nan, "inf": math.inf}
 
@@ -51,7 +57,8 @@ def read_answer(text: str) -> Value:
     raised = _RAISES.match(text)
     if raised and not text.lower().startswith(("none", "true", "false")):
         named = raised.group(1) or ""
-        return Value("error", name=named if re.search(r"(error|exception|interrupt)$", named, re.I) else "")
+        specific = re.search(r"(error|exception|interrupt)$", named, re.I) and named.lower() not in _GENERIC_ERRORS
+        return Value("error", name=named if specific else "")
     error_name = _ERROR_NAME.match(text)
     if error_name and error_name.group(0) == text:
         return Value("error", name=text)
@@ -119,6 +126,33 @@ def matches(expected: Value, given: Value, tolerance: float | None = None,
 def same_name(expected: str, given: str) -> bool:
     """Names match ignoring case, a ``torch.`` prefix and a grad_fn's ``Backward0`` tail."""
     return _name_core(expected) == _name_core(given) and bool(_name_core(given))
+
+
+_FORMS = {
+    "numbers": "a value, such as 7, [1.0, 2.0] or tensor([1., 2.])",
+    "name": "a name, such as torch.float32 or MulBackward0",
+    "bool": "True or False",
+}
+_ANY_FORM = "a value (7, [1.0, 2.0]), a name (torch.float32, MulBackward0), None, True/False, or 'raises an error'"
+
+
+def wrong_form(expected: Value | None, given: Value) -> str | None:
+    """What form the question wants, when ``given`` is not an answer of that form (else None).
+
+    An answer in the wrong form is not a wrong answer: ``[2, 3]`` for a dtype, a
+    sentence for a number. Any form may be the learner's real belief about an
+    error or a None, so only unreadable text is off-form for those.
+    """
+    if expected is None:
+        return None
+    wanted = _FORMS.get(expected.kind)
+    if given.kind == "text" and expected.kind != "text":
+        return f"That could not be read as an answer. Type {wanted or _ANY_FORM}."
+    if expected.kind == "name" and given.kind in ("numbers", "bool"):
+        return f"This asks for {wanted}, not a value."
+    if expected.kind in ("numbers", "bool") and given.kind == "name":
+        return f"This asks for {wanted}, not a name."
+    return None
 
 
 def show(value: Value) -> str:
@@ -253,6 +287,7 @@ def _close(expected: float, given: float, tol: tuple[float, float]) -> bool:
 def _name_core(name: str) -> str:
     core = name.strip().strip("'\"<>").lower()
     core = re.sub(r"^torch\.", "", core)
+    core = _DTYPE_ALIASES.get(core, core)
     return re.sub(r"backward\d*$", "", core)
 
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradrepl.kernel.protocol import StepResult
-from gradrepl.tutor.answers import Value, matches, read_answer, read_key, same_name, show, tensor_value
-from gradrepl.tutor.lesson import Question, Source
+from gradrepl.tutor.answers import (Value, matches, read_answer, read_key, same_name, show, tensor_value,
+                                    wrong_form)
+from gradrepl.tutor.lesson import Check, Question, Source
 
 OnStep = Callable[[StepResult], object]
 
@@ -57,10 +58,15 @@ class Grade:
     fields: dict[str, bool] = field(default_factory=dict)  # predict_state: per field
     restored: bool = False                      # task: the namespace was put back after a wrong attempt
     steps: list[StepResult] = field(default_factory=list)  # task: what the attempt printed
+    # The answer was not in the form asked for (a sentence for a number, a list for a dtype):
+    # feedback names the form; not counted as an attempt, wrong or right.
+    retry: bool = False
+    failed_check: str = ""                      # task: the first named check that did not hold
 
     def to_json(self) -> dict[str, Any]:
         return {"correct": self.correct, "feedback": self.feedback, "expected": self.expected,
-                "misconception": self.misconception, "fields": self.fields, "restored": self.restored}
+                "misconception": self.misconception, "fields": self.fields, "restored": self.restored,
+                "retry": self.retry, "failed_check": self.failed_check}
 
 
 # -- running lesson code ------------------------------------------------------------
@@ -257,20 +263,35 @@ def _grade_value(question: Question, answer: str, key: Key) -> Grade:
         if matches(read_answer(wrong.answer), given, question.tolerance, question.compare) or \
                 _same_text(wrong.answer, answer):
             return Grade(False, _join(wrong.feedback, question.explanation), key.text, misconception=wrong.feedback)
-    return Grade(False, _join(_why_wrong(key.value, given), question.explanation), key.text)
+    form = wrong_form(key.value, given)
+    if form is not None:
+        return Grade(False, form, "", retry=True)
+    return Grade(False, _join(_why_wrong(question, key, given), question.explanation), key.text)
 
 
-def _why_wrong(expected: Value | None, given: Value) -> str:
+def _why_wrong(question: Question, key: Key, given: Value) -> str:
+    """What a wrong answer misses, in words, when the author named no misconception for it."""
+    expected = key.value
+    asks_grad = question.ask.replace(" ", "").endswith(".grad")
     if expected is None:
         return "The key could not be computed."
     if expected.kind == "error" and given.kind == "error":
         return f"It does raise, but {expected.name}, not {given.name}."
     if expected.kind == "error":
-        return f"It raises {expected.name}."
+        message = str(key.raw.get("message", "")).splitlines()[0] if key.raw.get("message") else ""
+        return f"It raises {expected.name}" + (f": {message}" if message else ".")
     if given.kind == "error":
-        return "It does not raise."
+        return "It does not raise: the code runs."
+    zeros = (given.kind == "numbers" and not any(given.numbers)) or \
+        (given.kind == "name" and given.name.lower().startswith("zero"))
+    if expected.kind == "none" and asks_grad and zeros:
+        return ".grad is None until a backward pass reaches it, not zeros."
+    if expected.kind == "none" and asks_grad:
+        return ".grad is None here: no backward pass has written a gradient into it."
     if expected.kind == "none":
         return "It is None."
+    if given.kind == "none" and asks_grad:
+        return "It is not None: a backward pass reached this tensor and wrote its gradient."
     if given.kind == "none":
         return "It is not None."
     if expected.kind == "numbers" and given.kind == "numbers" and len(given.numbers) != len(expected.numbers):
@@ -283,6 +304,7 @@ def _grade_state(question: Question, answer: dict, key: Key) -> Grade:
         return Grade(False, "The key could not be computed.", key.text)
     verdicts = {}
     wrong = []
+    off_form = []
     for name in question.fields:
         given = read_answer(str(answer.get(name, "")))
         expected = key.fields[name]
@@ -291,11 +313,45 @@ def _grade_state(question: Question, answer: dict, key: Key) -> Grade:
         else:
             ok = matches(expected, given, question.tolerance, ("shape",) if name == "shape" else ("value",))
         verdicts[name] = ok
-        if not ok:
-            wrong.append(f"{STATE_LABELS[name]} is {key.field_text[name]}")
+        if not ok and given.kind == "text":
+            off_form.append(STATE_LABELS[name])
+        elif not ok:
+            wrong.append(f"{STATE_LABELS[name]} is {key.field_text[name]}{_state_reason(question.ask, name, key)}")
+    if off_form:
+        return Grade(False, f"Give every field: {', '.join(off_form)} could not be read (True/False, None, "
+                     "a grad_fn name such as MulBackward0, or a value).", "", fields=verdicts, retry=True)
     if not wrong:
         return Grade(True, _join("Right on every field.", question.explanation), key.text, fields=verdicts)
     return Grade(False, _join("; ".join(wrong) + ".", question.explanation), key.text, fields=verdicts)
+
+
+def _state_reason(name: str, field_name: str, key: Key) -> str:
+    """Why a predict_state field has its value, from the tensor's own state (after a colon)."""
+    state = key.raw
+    leaf, tracked = bool(state.get("is_leaf")), bool(state.get("requires_grad"))
+    fn = state.get("grad_fn")
+    if field_name == "requires_grad":
+        if tracked and leaf:
+            return f": {name} was created with the flag on (nn.Parameter sets it too)"
+        if tracked:
+            return f": an input of the operation that made {name} requires grad, and the flag spreads to results"
+        return f": nothing recorded {name} (no tracked input, or made under no_grad / by detach())"
+    if field_name == "is_leaf":
+        if leaf and not tracked:
+            return f": {name} has no recorded history, and every untracked tensor counts as a leaf"
+        if leaf:
+            return f": {name} was created directly, not computed from tracked tensors"
+        return f": {name} was computed by {fn or 'an operation'} from a tracked tensor"
+    if field_name == "grad_fn":
+        return f": {name} has no recorded history" if fn is None else f": the operation that made {name}"
+    if field_name == "grad":
+        if not leaf and key.fields["grad"].kind == "none":
+            return (f": {name} is not a leaf, so .grad stays None unless {name}.retain_grad() "
+                    "was called before backward")
+        if key.fields.get("grad", Value("none")).kind == "none":
+            return ": .grad stays None until a backward pass reaches this tensor"
+        return ": backward wrote d(output)/d(this tensor) into .grad"
+    return ""
 
 
 async def _grade_derive(question: Question, answer: str, session) -> Grade:
@@ -313,11 +369,22 @@ async def _grade_derive(question: Question, answer: str, session) -> Grade:
 
 
 async def check_holds(question: Question, session) -> tuple[bool, str]:
-    """Evaluate a task's check in the kernel: (holds, why not)."""
-    described = await session.inspect(f"bool({question.check})")
-    if described.get("kind") == "bool":
-        return bool(described.get("value")), "" if described.get("value") else "the state does not pass the check"
-    return False, _key_text(described)
+    """Evaluate a task's checks in the kernel, in order: (all hold, what the first failing one says)."""
+    failed = await failing_check(question, session)
+    if failed is None:
+        return True, ""
+    return False, failed.message or f"the check `{failed.expr}` does not hold"
+
+
+async def failing_check(question: Question, session) -> Check | None:
+    """The first of the task's checks that does not hold (an error in a check counts as not holding)."""
+    for check in question.checks or [Check(question.check)]:
+        described = await session.inspect(f"bool({check.expr})")
+        if described.get("kind") != "bool":
+            return Check(check.expr, check.message or f"`{check.expr}` could not be evaluated: {_key_text(described)}")
+        if not described.get("value"):
+            return check
+    return None
 
 
 async def grade_task_state(question: Question, session, on_step: OnStep | None = None) -> Grade:
@@ -336,7 +403,8 @@ async def grade_task_state(question: Question, session, on_step: OnStep | None =
         return Grade(False, f"Not yet: {why}. The lesson could not rebuild where this task started: "
                      + "; ".join(problems), question.solution.strip())
     return Grade(False, f"Not yet: {why}. The namespace is back to where this task started; your lines are "
-                 "in the history (↑) to edit and try again.", question.solution.strip(), restored=True)
+                 "in the history (↑) to edit and try again.", question.solution.strip(), restored=True,
+                 failed_check=why)
 
 
 async def grade_task(question: Question, code: str, session, *, in_place: bool = False) -> Grade:
@@ -345,14 +413,15 @@ async def grade_task(question: Question, code: str, session, *, in_place: bool =
     if problems:
         return Grade(False, "The lesson could not rebuild this step: " + "; ".join(problems), question.solution)
     steps = [await session.execute(code)] if code.strip() else []
-    holds, why = await check_holds(question, session)
+    error = next((s.error for s in steps if s.error), None)
+    # An attempt that raised is a wrong attempt even if what ran before the error passes.
+    holds, why = await check_holds(question, session) if error is None else (False, "")
     if holds:
         return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip(), steps=steps)
-    error = next((s.error for s in steps if s.error), None)
     reason = f"your code raised {error.type}: {error.message}" if error else why
     await prepare(question, session)
     return Grade(False, f"Not yet: {reason}. The namespace is back as it was before your attempt.",
-                 question.solution.strip(), restored=True, steps=steps)
+                 question.solution.strip(), restored=True, steps=steps, failed_check="" if error else why)
 
 
 def _same_text(a: str, b: str) -> bool:

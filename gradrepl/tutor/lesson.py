@@ -31,16 +31,16 @@ _REQUIRED = {
     "choice": ("options",),
     "predict": ("ask",),
     "predict_state": ("ask",),
-    "task": ("check", "solution"),
+    "task": ("solution",),  # and a check: `check`, or named `checks`
     "derive": ("function", "variable", "solution"),
     "numeric": ("ask", "tolerance"),
 }
-_COMMON = {"id", "type", "prompt", "hints", "setup", "code", "explanation"}
+_COMMON = {"id", "type", "prompt", "hints", "setup", "code", "explanation", "given"}
 _EXTRA = {
     "choice": {"options", "ask", "tolerance"},
     "predict": {"ask", "tolerance", "misconceptions", "compare"},
     "predict_state": {"ask", "fields"},
-    "task": {"check", "solution"},
+    "task": {"check", "checks", "solution"},
     "derive": {"function", "variable", "solution"},
     "numeric": {"ask", "tolerance", "misconceptions"},
 }
@@ -91,6 +91,14 @@ class Option:
 
 
 @dataclass(frozen=True)
+class Check:
+    """One named condition of a task: an expression the kernel evaluates, and what to say when it fails."""
+
+    expr: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
 class Misconception:
     """A wrong answer to a predict/numeric question worth naming when given."""
 
@@ -122,6 +130,8 @@ class Question:
     misconceptions: list[Misconception] = field(default_factory=list)
     compare: tuple[str, ...] = ("value",)
     explanation: str = ""
+    given: str = ""  # code the question depends on that ran earlier, shown (never run) with the question
+    checks: list[Check] = field(default_factory=list)  # task: every one must hold, in order
     # What the lesson ran before this question, in order: replaying it in a
     # fresh kernel rebuilds the namespace the question is asked in.
     context: list[Source] = field(default_factory=list)
@@ -135,6 +145,11 @@ class Question:
         order = list(range(len(self.options)))
         random.Random(None if seed is None else f"{seed}:{self.uid}").shuffle(order)
         return order
+
+    @property
+    def quiz_code(self) -> str:
+        """The code a question shows out of its lesson (the quiz): what it depends on, its setup, its code."""
+        return "\n".join(part for part in (self.given.strip(), self.setup.strip(), self.code.strip()) if part)
 
     @property
     def computed(self) -> bool:
@@ -444,6 +459,10 @@ def _question(content: str, path: str, fence_line: int, lesson_id: str, problems
         _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems)
     for key in ("ask", "check"):
         _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems, mode="eval")
+    _check_syntax(str(data.get("given") or ""), path, code_line("given"), f"{label} given", problems)
+    checks = _checks(data, label, line_of("checks"), path, problems) if qtype == "task" else []
+    if qtype == "task" and not checks:
+        complain("check", f"{label}: a task question needs 'check' or 'checks'")
     hints = data.get("hints") or []
     if not isinstance(hints, list) or not all(isinstance(h, str) for h in hints):
         complain("hints", f"{label}: 'hints' is a list of strings")
@@ -468,7 +487,8 @@ def _question(content: str, path: str, fence_line: int, lesson_id: str, problems
         id=qid, lesson_id=lesson_id, type=qtype, prompt=str(data["prompt"]).strip(), path=path, line=fence_line,
         hints=hints, setup=str(data.get("setup") or ""), code=str(data.get("code") or ""),
         ask=str(data.get("ask") or "").strip(), options=options, solution=str(data.get("solution") or ""),
-        check=str(data.get("check") or "").strip(), tolerance=tolerance, fields=fields,
+        check=" and ".join(f"({c.expr})" for c in checks) if len(checks) > 1 else (checks[0].expr if checks else ""),
+        tolerance=tolerance, fields=fields, checks=checks, given=str(data.get("given") or "").strip("\n"),
         function=str(data.get("function") or ""), variable=str(data.get("variable") or ""),
         misconceptions=misconceptions, compare=compare, explanation=str(data.get("explanation") or "").strip(),
     )
@@ -505,6 +525,22 @@ def _options(raw: Any, qtype: str, computed: bool, label: str, line: int, path: 
             if not option.feedback:
                 problems.append(Problem(path, line, f"{label}: wrong option {n} needs a 'feedback' naming its misconception"))
     return options
+
+
+def _checks(data: dict, label: str, line: int, path: str, problems: list[Problem]) -> list[Check]:
+    """A task's conditions: `check: expr` is one unnamed check; `checks` lists {check, message}."""
+    checks = [Check(str(data["check"]).strip())] if str(data.get("check") or "").strip() else []
+    raw = data.get("checks")
+    if raw in (None, []):
+        return checks
+    if not isinstance(raw, list) or not all(isinstance(c, dict) and c.get("check") and c.get("message")
+                                            and not set(c) - {"check", "message"} for c in raw):
+        problems.append(Problem(path, line, f"{label}: 'checks' is a list of {{check, message}}"))
+        return checks
+    for n, item in enumerate(raw):
+        _check_syntax(str(item["check"]), path, line, f"{label} check {n + 1}", problems, mode="eval")
+        checks.append(Check(str(item["check"]).strip(), str(item["message"]).strip()))
+    return checks
 
 
 def _misconceptions(raw: Any, label: str, line: int, path: str, problems: list[Problem]) -> list[Misconception]:

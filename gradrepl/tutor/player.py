@@ -171,6 +171,9 @@ class LessonPlayer:
             graded = await self._grade(question, reply.value, key)
             self.emit({"type": "grade", "id": question.uid, "attempt": attempt, "answer": reply.value,
                        "hinted": hints > 0, **graded.to_json(), "steps": [s.to_json() for s in graded.steps]})
+            if graded.retry and not self.auto:
+                attempt -= 1  # an answer in the wrong form is not an attempt: ask again
+                continue
             if graded.correct:
                 self.summary.correct += 1
                 await self._reveal(question, key, skipped=False)

@@ -184,6 +184,7 @@ def review_stats(spaced: SpacedRepetition, course_questions: dict[str, list[str]
 def _question_row(spaced: SpacedRepetition, question_id: str, cards: dict, reviews: list, now: datetime) -> dict:
     card = Card.from_json(cards[question_id].card_json) if question_id in cards else None
     last = reviews[-1] if reviews else None
+    failed = bool(last and not last.correct)
     return {
         "question_id": question_id,
         "reviews": len(reviews),
@@ -192,7 +193,10 @@ def _question_row(spaced: SpacedRepetition, question_id: str, cards: dict, revie
         "last_review": last.reviewed_at.isoformat() if last else None,
         "due": card.due.isoformat() if card else None,
         "due_now": bool(card and card.due <= now),
-        "retrievability": round(spaced.retrievability(card, now), 4) if card else None,
+        # Right after a failed review FSRS's estimate is 100% (no time has passed); the learner has just
+        # shown they did not recall it, so no estimate is given until it is answered right again.
+        "retrievability": round(spaced.retrievability(card, now), 4) if card and not failed else None,
+        "relearning": failed,
     }
 
 
@@ -219,6 +223,7 @@ class QuizResult:
     expected: str        # the right answer in words
     feedback: str        # the misconception the answer shows, or why the key is right
     due: datetime        # when the question is due again
+    retry: bool = False  # the answer was not in the form asked for: nothing recorded, ask again
 
     @property
     def word(self) -> str:
@@ -306,6 +311,9 @@ class QuizRun:
         grade = await self._grade(question, answer)
         duration = round((time.monotonic() - self._shown_at) * 1000)
         text = answer_text(question, answer)
+        if grade.retry:
+            due = self.spaced.card(question.uid).due
+            return QuizResult(question, text, False, self.hinted, grade.expected, grade.feedback, due, retry=True)
         card = self.spaced.review(question.uid, grade.correct, self.hinted, text, duration)
         result = QuizResult(question, text, grade.correct, self.hinted, grade.expected, grade.feedback, card.due)
         self.results.append(result)

@@ -15,42 +15,47 @@ import torch
 # (fragment of torch's message, explanation); the first matching fragment wins
 _ERRORS = (
     ("grad can be implicitly created only for scalar outputs",
-     "backward() needs a single number to start from, and this tensor holds several values. "
+     "backward() starts from a single number (a scalar), and this non-scalar tensor holds several values, "
+     "so autograd does not know which gradient to start the graph with. "
      "Reduce it to a scalar first, e.g. y.sum().backward() or y.mean().backward(), "
      "or pass a gradient of the same shape: y.backward(torch.ones_like(y))."),
     ("Trying to backward through the graph a second time",
-     "backward() frees the values the graph saved, so the same graph cannot be walked twice. "
-     "Pass retain_graph=True to the first backward() if you need a second one, "
+     "The graph was freed: backward() frees the values the graph saved for it, so the same graph cannot be "
+     "walked twice. Pass retain_graph=True to the first backward() if you need a second one, "
      "or run the forward computation again to build a fresh graph."),
     ("Only Tensors of floating point and complex dtype can require gradients",
-     "Gradients only exist for floating point (or complex) tensors; this one holds integers. "
+     "Gradients only exist for floating point (or complex) dtypes; this tensor's dtype is an integer type. "
      "Create it with a float dtype, e.g. torch.tensor([1.0, 2.0], requires_grad=True) "
      "or t.float().requires_grad_()."),
     ("only Tensors of floating point dtype can require gradients",
-     "Gradients only exist for floating point tensors; this one holds integers. "
+     "Gradients only exist for floating point dtypes; this tensor's dtype is an integer type. "
      "Convert it first: t = t.float().requires_grad_()."),
     ("you can only change requires_grad flags of leaf variables",
-     "This tensor was computed from others, so autograd decides its requires_grad from its inputs. "
-     "To get a copy that is cut off from the graph, use y.detach() (it shares the data and has requires_grad=False)."),
+     "This tensor is not a leaf: it was computed from others (it has a grad_fn), so autograd decides its "
+     "requires_grad from its inputs, and only a leaf's flag can be set by hand. "
+     "To get a copy cut off from the graph, use y.detach() (it shares the data and has requires_grad=False); "
+     "to stop gradients at the start, set requires_grad on the leaf it was computed from."),
     ("a view of a leaf Variable that requires grad is being used in an in-place operation",
      "This writes in place into part of a leaf that requires grad (like x[0] = 5), which would change "
      "the value autograd recorded. Do the update inside `with torch.no_grad():`, "
      "or build a new tensor with an out-of-place op (e.g. torch.where or x * mask)."),
     ("a leaf Variable that requires grad is being used in an in-place operation",
-     "In-place ops (add_, x += 1, x[0] = ...) on a leaf that requires grad would overwrite the value autograd "
+     "An in-place op (add_, x += 1, x[0] = ...) on a leaf that requires grad would overwrite the value autograd "
      "recorded. For a parameter update wrap it in `with torch.no_grad():`; otherwise use the out-of-place op "
      "(x = x + 1) to make a new tensor."),
     ("one of the variables needed for gradient computation has been modified by an inplace operation",
-     "A tensor that an earlier op saved for backward was changed in place afterwards. Every tensor has a "
-     "version counter that in-place ops bump, and backward found a newer version than the one saved. "
+     "A tensor that an earlier op saved for backward was changed by an in-place op afterwards. Every tensor "
+     "has a version counter that in-place ops bump, and backward found a newer version than the one saved. "
      "Use the out-of-place form (y = y * 2 instead of y.mul_(2)), or modify a copy: y = y.clone() before changing it."),
     ("does not require grad and does not have a grad_fn",
-     "backward() was called on a tensor autograd did not record: nothing it was computed from requires grad, "
-     "or it was made under torch.no_grad() / with .detach(). Set requires_grad=True on the inputs "
-     "(e.g. the leaf x) before computing, outside no_grad, and call backward() on that result."),
+     "backward() was called on a tensor with no graph behind it: it has no grad_fn, because nothing it was "
+     "computed from requires grad, or it was made under torch.no_grad() / with .detach(). Set "
+     "requires_grad=True on the leaf inputs (e.g. x) before computing, outside no_grad, and call backward() "
+     "on that result."),
     ("One of the differentiated Tensors does not require grad",
-     "torch.autograd.grad was asked for the gradient of an input that does not require grad. "
-     "Only pass inputs created with requires_grad=True that the output was computed from."),
+     "torch.autograd.grad was asked for the gradient of an input that does not require grad, so the graph "
+     "never recorded it. Only pass inputs (usually leaves) created with requires_grad=True that the output "
+     "was computed from."),
     ("Mismatch in shape: grad_output",
      "The gradient passed to backward() must have exactly the shape of the tensor you call it on; "
      "torch.ones_like(y) always fits."),
@@ -58,18 +63,18 @@ _ERRORS = (
      "This tensor was made inside torch.inference_mode(), which marks it as never needing gradients. "
      "Make a normal copy with t.clone() (outside inference mode), or use torch.no_grad() instead of inference_mode."),
     ("Inplace update to inference tensor outside InferenceMode",
-     "Tensors made inside torch.inference_mode() cannot be changed in place outside it. "
+     "Tensors made inside torch.inference_mode() cannot be changed by an in-place op outside it. "
      "Work on a normal copy: t = t.clone()."),
     ("Inference tensors cannot be saved for backward",
-     "A tensor made inside torch.inference_mode() was used in a computation autograd records. "
+     "A tensor made inside torch.inference_mode() was used in a computation the graph records for backward. "
      "Use t.clone() to get a normal tensor, or create it under torch.no_grad() instead."),
 )
 
 _WARNINGS = (
     ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed",
-     "Only leaf tensors (made by you, with requires_grad=True) get .grad filled in by backward(); "
-     "this tensor was computed, so its .grad stays None. Call y.retain_grad() before backward() "
-     "to keep it, or read the leaf's .grad instead (e.g. x.grad)."),
+     "This tensor is not a leaf: it was computed (it has a grad_fn), and backward() fills in .grad only for "
+     "leaf tensors (made by you, with requires_grad=True), so its .grad stays None. Call y.retain_grad() "
+     "before backward() to keep it, or read the leaf's .grad instead (e.g. x.grad)."),
 )
 
 

@@ -14,17 +14,24 @@ Bounds: containers are followed ``MAX_DEPTH`` levels below a namespace name,
 at most ``MAX_WIDTH`` elements of each are looked at, and modules are followed
 ``MAX_MODULE_DEPTH`` levels of submodules deep.
 
-What these cheap checks cannot see is not seen: writes through ``t.data``
-(``w.data -= ...``) and ``t.data = other`` (they bump no version counter of
-``t``), a lone ``y.retain_grad()``, and a ``.grad`` assigned by hand to a
-tensor that does not require grad (``.grad`` is read only for tensors that
-require grad or already hold one). Such a row is refreshed by the next change
-to its tensor, or by ``table(namespace)``.
+What these cheap checks cannot see (writes through ``t.data``, ``t.data =
+other``, a lone ``retain_grad()``, a ``.grad`` assigned by hand) is reported by
+class-level hooks (writes.py): the rows of the tensors they mark are read again.
+
+A tensor reachable by several names has one row, under the name found first
+(or the one its row already had); the other names are its ``"aliases"``.
+
+Robustness: a tensor whose row cannot be read gets a row saying why
+(``"inspect_error"``) and never takes other rows down; a container met again
+inside itself is not followed; and a step's inspection stops after
+``TIME_BUDGET`` seconds (``Inspector.stopped`` says where), keeping the
+previous state of what it did not reach and owing the rest to the next step.
 Inference tensors have no version counter; their version reads as -1.
 """
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections import Counter
 from functools import partial
@@ -34,13 +41,16 @@ from operator import attrgetter, call, is_not, not_
 import torch
 from torch import nn
 
+from gradrepl.kernel.inspect import writes
 from gradrepl.kernel.inspect.saved import saved_bytes
-from gradrepl.kernel.inspect.summary import summarize
+from gradrepl.kernel.inspect.summary import dims, summarize
 
 SKIP_NAMES = frozenset({"torch", "nn", "F"})  # preloaded by the kernel
 MAX_DEPTH = 4            # d['a'][0][1][2] is as deep as names go
 MAX_WIDTH = 20_000       # elements of one list/tuple/dict looked at
 MAX_MODULE_DEPTH = 16    # levels of submodules followed
+TIME_BUDGET = 0.5        # seconds of inspection per step before the panel stops and says so
+CHECK_EVERY = 64         # containers visited (or rows built) between two looks at the clock
 
 _VERSION = attrgetter("_version")
 _REQUIRES_GRAD = attrgetter("requires_grad")
@@ -55,6 +65,7 @@ class Inspector:
     """Rows for the live tensors of a namespace, reported as deltas per step."""
 
     def __init__(self) -> None:
+        writes.install()
         self.reset()
 
     def reset(self) -> None:
@@ -68,6 +79,11 @@ class Inspector:
         self._occurrences: Counter[int] = Counter()  # id(tensor) -> names reaching it
         self._changed: set[str] = set()         # names changed in the last step
         self._holding: set[str] = set()         # names whose graph holds saved tensors
+        self._aliases: dict[str, list[str]] = {}  # row name -> the other names of its tensor
+        self._held: dict[str, tuple[int, ...]] = {}  # row name -> ids of its tensor and its grad
+        self._owner_of: dict[int, str] = {}     # id of a row's tensor or grad -> row name
+        self._owed: dict[str, weakref.ref] = {}  # rows to build afresh whatever their signature
+        self.stopped: str | None = None         # why the last step's inspection stopped early
 
     def step(self, namespace: dict, requires_grad_may_change: bool = True) -> tuple[list[dict], list[str]]:
         """Rows changed since the previous call (each with "changed": True) and names that disappeared.
@@ -76,39 +92,57 @@ class Inspector:
         journal saw no call that can flip a flag (requires_grad_, the property
         setter, detach_): then tensors that required no grad are not re-asked.
         """
-        walked = _Walker(self._flat).walk(namespace)
+        deadline = time.perf_counter() + TIME_BUDGET
+        walker = _Walker(self._flat, deadline)
+        walked = walker.walk(namespace)
         groups: dict[str, _Group] = {}
-        candidates: list[tuple[str, torch.Tensor]] = []
+        candidates: dict[str, torch.Tensor] = {}
         swaps: list[tuple[_Group | None, _Group | None]] = []  # groups whose contents changed
         for key, (names, tensors) in walked.items():
             group = self._groups.get(key)
             if group is not None and group.holds(names, tensors):
-                candidates.extend(map(lambda i: (names[i], tensors[i]), group.changed_indices(tensors, requires_grad_may_change)))
+                changed_at = group.changed_indices(tensors, requires_grad_may_change)
             else:
                 rebuilt = _Group(names, tensors)
                 changed_at = range(len(names)) if group is None else rebuilt.differs_from(group, tensors)
-                candidates.extend(map(lambda i: (names[i], tensors[i]), changed_at))
                 swaps.append((group, rebuilt))
                 group = rebuilt
+            candidates.update(map(lambda i: (names[i], tensors[i]), changed_at))
             groups[key] = group
-        swaps.extend((old, None) for key, old in self._groups.items() if key not in walked)
+        if walker.stopped_at is None:
+            swaps.extend((old, None) for key, old in self._groups.items() if key not in walked)
+        else:  # what the walk did not reach keeps its last state
+            groups.update((key, old) for key, old in self._groups.items() if key not in groups)
         self._groups = groups
         removed = self._reclaim(swaps) if swaps else []
+        self._owe_marked()
+        for name, ref in self._owed.items():
+            tensor = ref()
+            if tensor is not None:
+                candidates.setdefault(name, tensor)
 
         changed: list[dict] = []
-        for name, tensor in candidates:
+        late = None
+        for done, (name, tensor) in enumerate(candidates.items()):
             if name not in self._live:
                 continue  # another name reaches this tensor first
+            if done % CHECK_EVERY == CHECK_EVERY - 1 and time.perf_counter() > deadline:
+                late = done
+                self._owed.update((n, weakref.ref(t)) for n, t in list(candidates.items())[done:] if n in self._live)
+                break
+            owed = self._owed.pop(name, None) is not None
             ref = self._refs.get(name)
             signature = _signature(tensor)
-            if ref is not None and ref() is tensor and self._sigs[name] == signature:
+            if not owed and ref is not None and ref() is tensor and self._sigs[name] == signature:
                 continue
             self._refs[name] = weakref.ref(tensor)
             self._sigs[name] = signature
-            self._rows[name] = _row(name, tensor)
+            self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
+            self._remember(name, tensor)
             changed.append(self._rows[name])
         changed.extend(self._freed_graphs(changed))
         self._holding.difference_update(removed)
+        self.stopped = _stop_note(walker, late, len(changed))
         self._changed = {row["name"] for row in changed}
         return [{**row, "changed": True} for row in changed], removed
 
@@ -123,7 +157,7 @@ class Inspector:
             for name in self._rows:
                 tensor = self._refs[name]()
                 if tensor is not None:
-                    self._rows[name] = _row(name, tensor)
+                    self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
             self._holding = {name for name, row in self._rows.items() if row["saved_bytes"]}
         return [{**row, "changed": name in self._changed} for name, row in self._rows.items()]
 
@@ -135,7 +169,7 @@ class Inspector:
             ref = self._refs.get(name)
             tensor = None if ref is None else ref()
             if tensor is not None and saved_bytes(tensor) != self._rows[name]["saved_bytes"]:
-                self._rows[name] = _row(name, tensor)
+                self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
                 rows.append(self._rows[name])
         for row in chain(changed, rows):
             (self._holding.add if row["saved_bytes"] else self._holding.discard)(row["name"])
@@ -191,17 +225,56 @@ class Inspector:
         ids = list(chain.from_iterable(group.ids for group in self._groups.values()))
         self._occurrences = Counter(ids)
         owner = dict(zip(reversed(ids), reversed(names)))  # reversed: the first name wins
+        aliases: dict[str, list[str]] = {}
         if len(owner) < len(ids):
             self._keep_old_names(owner, names, ids)
+            for name, tensor_id in zip(names, ids):
+                if owner[tensor_id] != name:
+                    aliases.setdefault(owner[tensor_id], []).append(name)
         self._live = set(owner.values())
-        return self._drop_rows(self._rows.keys() - self._live)
+        removed = self._drop_rows(self._rows.keys() - self._live)
+        refs = dict(zip(names, chain.from_iterable(group.refs for group in self._groups.values())))
+        for name in self._live:
+            # a row whose aliases changed, or a name that now owns a row the walk did not report
+            if name not in self._rows or aliases.get(name, []) != self._aliases.get(name, []):
+                self._owed[name] = refs[name]
+        self._aliases = aliases
+        return removed
 
     def _drop_rows(self, names: set[str]) -> list[str]:
         """Forget the rows of these names; return them in table order."""
         removed = [name for name in self._rows if name in names] if names else []
         for name in removed:
             del self._rows[name], self._sigs[name], self._refs[name]
+            self._forget_held(name)
+            self._aliases.pop(name, None)
+        for name in names:
+            self._owed.pop(name, None)
         return removed
+
+    def _remember(self, name: str, tensor: torch.Tensor) -> None:
+        """Note which tensor and grad a row shows, so a mark on either finds the row."""
+        self._forget_held(name)
+        try:
+            grad = _grad_of(tensor)
+        except Exception:  # an exotic tensor: its row says it cannot be read
+            grad = None
+        held = (id(tensor),) if grad is None else (id(tensor), id(grad))
+        self._held[name] = held
+        for tensor_id in held:
+            self._owner_of[tensor_id] = name
+
+    def _forget_held(self, name: str) -> None:
+        for tensor_id in self._held.pop(name, ()):
+            if self._owner_of.get(tensor_id) == name:
+                del self._owner_of[tensor_id]
+
+    def _owe_marked(self) -> None:
+        """Rows whose tensor (or its grad) was written behind its version counter are read again."""
+        for tensor_id in writes.take():
+            name = self._owner_of.get(tensor_id)
+            if name is not None and name in self._refs:
+                self._owed[name] = self._refs[name]
 
     def _keep_old_names(self, owner: dict[int, str], names: list[str], ids: list[int]) -> None:
         """A tensor reachable by several names keeps the name its row already has."""
@@ -214,26 +287,37 @@ class Inspector:
 
 def _signature(t: torch.Tensor) -> tuple:
     """Everything a row shows that can change without the tensor being replaced."""
-    grad = _grad_of(t)
-    return (
-        _version_of(t),
-        t.requires_grad,
-        t.grad_fn,  # compared by identity; holding it keeps its Python wrapper stable
-        None if grad is None else (id(grad), _version_of(grad)),
-        t.shape,
-        t.dtype,
-        t.retains_grad,
-        t.device,
-    )
+    try:
+        grad = _grad_of(t)
+        return (
+            _version_of(t),
+            t.requires_grad,
+            t.grad_fn,  # compared by identity; holding it keeps its Python wrapper stable
+            None if grad is None else (id(grad), _version_of(grad)),
+            _shape_key(t),
+            t.dtype,
+            t.retains_grad,
+            t.device,
+        )
+    except Exception as exc:  # the row says what went wrong; the same failure is no change
+        return ("unreadable", type(exc), str(exc))
 
 
-def _row(name: str, t: torch.Tensor) -> dict:
+def _shape_key(t: torch.Tensor):
+    try:
+        return t.shape
+    except RuntimeError:  # nested: no single shape
+        return tuple(dims(t) or ())
+
+
+def _row(name: str, t: torch.Tensor, aliases: list[str]) -> dict:
     """The row the frontend shows for one named tensor."""
     grad = _grad_of(t)
     grad_fn = t.grad_fn
     return {
         "name": name,
-        "shape": list(t.shape),
+        "aliases": list(aliases),
+        "shape": dims(t),
         "dtype": str(t.dtype),
         "device": str(t.device),
         "requires_grad": t.requires_grad,
@@ -246,6 +330,36 @@ def _row(name: str, t: torch.Tensor) -> dict:
         "value": summarize(t),
         "saved_bytes": saved_bytes(t),
     }
+
+
+def _safe_row(name: str, t: torch.Tensor, aliases: list[str]) -> dict:
+    """The row, or one that says why this tensor cannot be inspected (its other facts where they read)."""
+    try:
+        return _row(name, t, aliases)
+    except Exception as exc:
+        why = f"cannot be inspected: {type(exc).__name__}: {exc}"
+    row = {"name": name, "aliases": list(aliases), "shape": None, "dtype": "?", "device": "?",
+           "requires_grad": False, "is_leaf": True, "grad_fn": None, "retains_grad": False, "version": -1,
+           "changed": True, "grad": None, "value": None, "saved_bytes": 0, "inspect_error": why}
+    for key, read in (("dtype", lambda: str(t.dtype)), ("device", lambda: str(t.device)),
+                      ("requires_grad", lambda: bool(t.requires_grad)), ("is_leaf", lambda: bool(t.is_leaf)),
+                      ("grad_fn", lambda: None if t.grad_fn is None else type(t.grad_fn).__name__)):
+        try:
+            row[key] = read()
+        except Exception:
+            pass  # the placeholder stays; inspect_error says why
+    return row
+
+
+def _stop_note(walker: _Walker, late: int | None, built: int) -> str | None:
+    """Words for the step's note when the time budget ran out, else None."""
+    if walker.stopped_at is not None:
+        return (f"panel stopped after {walker.tensors_seen:,} rows: looking through {walker.stopped_at} took "
+                f"over {TIME_BUDGET:g} s, so tensors past it keep what the panel last showed")
+    if late is not None:
+        return (f"panel stopped after {built:,} rows: reading tensors took over {TIME_BUDGET:g} s; "
+                "the rest are shown after the next step")
+    return None
 
 
 def _version_of(t: torch.Tensor) -> int:
@@ -423,39 +537,61 @@ class _FlatCache:
 class _Walker:
     """One walk of a namespace into ordered groups {key: (names, tensors)}."""
 
-    def __init__(self, flat: dict[str, _FlatCache]) -> None:
+    def __init__(self, flat: dict[str, _FlatCache], deadline: float = float("inf")) -> None:
         self.flat = flat
         self.seen_flat: set[str] = set()
         self.groups: dict[str, tuple[list, list]] = {}
         self.run: tuple[list, list] | None = None  # consecutive top-level tensors
+        self.deadline = deadline
+        self.visits = 0
+        self.open: list[str] = []       # groups being filled (dropped, half-filled, if the walk stops)
+        self.on_path: set[int] = set()  # containers being walked: one met again inside itself is a cycle
+        self.stopped_at: str | None = None  # where the time budget ran out
+
+    @property
+    def tensors_seen(self) -> int:
+        return sum(len(names) for names, _ in self.groups.values())
 
     def walk(self, namespace: dict) -> dict[str, tuple[list, list]]:
-        for name, value in list(namespace.items()):
-            if name.startswith("_") or name in SKIP_NAMES:
-                continue
-            if isinstance(value, torch.Tensor):
-                if self.run is None:
-                    self.run = self.groups.setdefault("\0" + name, ([], []))
-                self.run[0].append(name)
-                self.run[1].append(value)
-            elif isinstance(value, (list, tuple, dict, nn.Module)):
-                self.run = None
-                self.visit(value, name, 0)
+        try:
+            for name, value in list(namespace.items()):
+                if name.startswith("_") or name in SKIP_NAMES:
+                    continue
+                if isinstance(value, torch.Tensor):
+                    if self.run is None:
+                        self.run = self.groups.setdefault("\0" + name, ([], []))
+                    self.run[0].append(name)
+                    self.run[1].append(value)
+                elif isinstance(value, (list, tuple, dict, nn.Module)):
+                    self.run = None
+                    self.visit(value, name, 0)
+        except _OutOfTime as stop:
+            self.stopped_at = stop.path
+            for key in self.open:
+                self.groups.pop(key, None)
+            return self.groups
         for path in self.flat.keys() - self.seen_flat:
             del self.flat[path]  # containers no longer reachable
         return self.groups
 
     def visit(self, value, path: str, depth: int) -> None:
+        self.visits += 1
+        if self.visits % CHECK_EVERY == 0 and time.perf_counter() > self.deadline:
+            raise _OutOfTime(path)
         if isinstance(value, nn.Module):
             names, tensors = self.groups.setdefault(path, ([], []))
+            self.open.append(path)
             self.module(value, path, names, tensors, 0)
-        elif depth < MAX_DEPTH:
+            self.open.pop()
+        elif depth < MAX_DEPTH and id(value) not in self.on_path:
+            self.on_path.add(id(value))
             if isinstance(value, dict):
                 keys = [k for k in value if type(k) in _KEY_TYPES][:MAX_WIDTH]
                 self.container(path, keys, [value[k] for k in keys], depth)
             elif isinstance(value, (list, tuple)):
                 items = value if len(value) <= MAX_WIDTH else value[:MAX_WIDTH]
                 self.container(path, None, list(items), depth)
+            self.on_path.discard(id(value))
 
     def container(self, path: str, keys: list | None, items: list, depth: int) -> None:
         """Elements of a list/tuple (keys None) or dict; all-tensor ones are cached by identity."""
@@ -475,12 +611,14 @@ class _Walker:
             self.groups[path] = (names, items)
             return
         names, tensors = self.groups.setdefault(path, ([], []))
+        self.open.append(path)
         for label, item in zip(labels, items):
             if isinstance(item, torch.Tensor):
                 names.append(f"{path}[{label!r}]")
                 tensors.append(item)
             elif isinstance(item, (list, tuple, dict, nn.Module)):
                 self.visit(item, f"{path}[{label!r}]", depth + 1)
+        self.open.pop()
 
     def module(self, module: nn.Module, path: str, names: list, tensors: list, depth: int) -> None:
         """Parameters, buffers and tensor attributes of a module and its submodules, in order."""
@@ -492,6 +630,14 @@ class _Walker:
             for key, child in module._modules.items():
                 if child is not None:
                     self.module(child, _member(module, path, key), names, tensors, depth + 1)
+
+
+class _OutOfTime(Exception):
+    """The walk ran past the step's time budget at `path`."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
 
 
 def _member(module: nn.Module, path: str, key: str) -> str:

@@ -10,8 +10,11 @@ one bounded piece at a time.
 
 Non-finite floats become the strings ``"nan"``, ``"inf"`` and ``"-inf"``
 (JSON has no NaN); complex numbers become strings such as ``"(1+2j)"``.
-Tensors whose data cannot be read cheaply (meta, sparse and other non-strided
-layouts) are summarised by their shape only.
+Tensors whose data cannot be read cheaply (meta, sparse, nested and other
+non-strided layouts) are summarised by their shape only. An expanded view
+(``torch.zeros(1).expand(10**9)``) is reduced over the elements it really
+holds, never over its repeats, and a view whose elements overlap in memory too
+much to read in a blink (``as_strided`` tricks) gets its shape only.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import torch
 
 SMALL = 64          # tensors with at most this many elements show every value
 PIECE = 1 << 18     # elements converted at a time for piecewise stats (2 MiB as float64)
+MAX_OVERLAP = 4     # a view reading each stored element more than this often (after repeats) is not reduced
 
 
 def summarize(t: torch.Tensor) -> dict:
@@ -30,11 +34,8 @@ def summarize(t: torch.Tensor) -> dict:
     A tensor whose values cannot be read (meta, sparse, quantized, a dtype
     without the needed reductions, a subclass that refuses) gets its shape only.
     """
-    try:
-        shape = list(t.shape)
-    except RuntimeError:  # nested tensors have no single shape
-        return {"shape": None}
-    if t.is_meta or t.layout != torch.strided or t.is_quantized:
+    shape = dims(t)
+    if shape is None or t.is_nested or t.is_meta or t.layout != torch.strided or t.is_quantized:
         return {"shape": shape}
     try:
         return _summarize_values(t, shape)
@@ -42,13 +43,32 @@ def summarize(t: torch.Tensor) -> dict:
         return {"shape": shape}
 
 
+def dims(t: torch.Tensor) -> list | None:
+    """The shape as JSON: ints, a ragged dimension as "*" (or torch's own name, e.g. "j1"); None if unknown."""
+    try:
+        return [d if type(d) is int else str(d) for d in t.shape]
+    except RuntimeError:  # a nested tensor of the strided layout has no single shape
+        pass
+    try:
+        sizes = t._nested_tensor_size().tolist()
+    except (AttributeError, RuntimeError):
+        return None
+    if not sizes:
+        return [0]
+    return [len(sizes)] + [column[0] if len(set(column)) == 1 else "*" for column in zip(*sizes)]
+
+
 def _summarize_values(t: torch.Tensor, shape: list[int]) -> dict:
     with torch.no_grad():
         t = t.detach()
         if t.numel() <= SMALL:
             return {"shape": shape, "values": json_safe(t.tolist()), "norm": _norm(t)}
+        t, repeats = _without_repeats(t)
+        if t.numel() > MAX_OVERLAP * max(PIECE, t.untyped_storage().nbytes() // t.element_size()):
+            return {"shape": shape}
+        scale = math.sqrt(repeats)  # each element counts `repeats` times in the norm
         if t.is_complex():
-            return {"shape": shape, "mean": json_safe(t.mean().item()), "norm": _norm(t)}
+            return {"shape": shape, "mean": json_safe(t.mean().item()), "norm": _scaled(_norm(t), scale)}
         t = _memory_order(t)
         if t.is_floating_point() and t.is_contiguous():
             return {
@@ -56,9 +76,33 @@ def _summarize_values(t: torch.Tensor, shape: list[int]) -> dict:
                 "min": json_safe(t.min().item()),
                 "max": json_safe(t.max().item()),
                 "mean": json_safe(t.mean().item()),
-                "norm": _norm(t),
+                "norm": _scaled(_norm(t), scale),
             }
-        return {"shape": shape, **_piecewise_stats(t)}
+        stats = _piecewise_stats(t)
+        return {"shape": shape, **stats, "norm": _scaled(stats["norm"], scale)}
+
+
+def _without_repeats(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """A view without the dimensions an expand() repeats (stride 0), and how often each element repeats.
+
+    min, max and mean are the same over that view; the norm grows by the square root of the repeats.
+    """
+    strides = t.stride()
+    if 0 not in strides:
+        return t, 1
+    repeats = 1
+    index = []
+    for size, stride in zip(t.shape, strides):
+        if stride == 0 and size > 1:
+            repeats *= size
+            index.append(slice(0, 1))
+        else:
+            index.append(slice(None))
+    return t[tuple(index)], repeats
+
+
+def _scaled(norm, scale: float):
+    return norm * scale if isinstance(norm, float) and scale != 1 else norm
 
 
 def json_safe(value):

@@ -5,19 +5,33 @@ from __future__ import annotations
 import os
 import re
 
-from textual import events
+from textual import events, on
+from textual.binding import Binding
 from textual.widgets import TextArea
 
+from gradrepl.completeness import INDENT, is_complete, next_indent, split_pasted
 from gradrepl.history import History
-from gradrepl.tui.messages import CompletionRequested, InputSubmitted
-from gradrepl.tui.console.statement import is_complete, next_indent
+from gradrepl.kernel.protocol import Completion
+from gradrepl.tui.console.completion_menu import CompletionMenu, narrowed
+from gradrepl.tui.console.history_search import HistorySearch
+from gradrepl.tui.console.paste_burst import PASTE_SETTLE, PasteBurst
+from gradrepl.tui.messages import CompletionRequested, ConsolePageRequested, InputSubmitted, QuitRequested
 
-_WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_IDENTIFIER = re.compile(r"[A-Za-z_0-9]*")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
 
 
 class CodeInput(TextArea):
     """Python with syntax highlighting (tree-sitter) and auto-indent after ':'."""
+
+    # Keys as an IPython user's fingers expect them (TextArea's own bindings otherwise).
+    BINDINGS = [
+        Binding("ctrl+c", "copy_or_clear", "Copy / clear input", show=False),
+        Binding("ctrl+d", "delete_right_or_quit", "Delete / quit when empty", show=False),
+        Binding("ctrl+r", "search_history", "Search history", show=False),
+        Binding("pageup", "page_console(-1)", "Scroll console up", show=False),
+        Binding("pagedown", "page_console(1)", "Scroll console down", show=False),
+    ]
 
     def __init__(self, history: History, **kwargs) -> None:
         super().__init__(
@@ -30,11 +44,21 @@ class CodeInput(TextArea):
             **kwargs,
         )
         self.repl_history = history
+        self.menu: CompletionMenu | None = None  # mounted on the screen at the first Tab
+        self._paste = PasteBurst()
+        self._paste_timer = None
+        self._paste_ends_with_enter = False
 
     async def _on_key(self, event: events.Key) -> None:
         if self.read_only:
             return
-        if event.key == "enter":
+        if self._paste.key(event.time):
+            self._paste_key(event)
+        elif self.menu is not None and self.menu.is_open and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.stop()
+            event.prevent_default()
+            self._menu_key(event.key)
+        elif event.key == "enter":
             event.stop()
             event.prevent_default()
             self._enter()
@@ -42,10 +66,47 @@ class CodeInput(TextArea):
             event.stop()
             event.prevent_default()
             self._newline()
+        elif event.key == "escape":
+            # TextArea would move focus on and the next keys would go somewhere unseen;
+            # the app's Escape closes what is open instead.
+            event.prevent_default()
         elif event.key == "tab" and self._wants_completion():
             event.stop()
             event.prevent_default()
             self.post_message(CompletionRequested(self.text, self.cursor_index))
+
+    def _paste_key(self, event: events.Key) -> None:
+        """A key of a paste: its newlines go in as typed, with no auto-indent and no running yet."""
+        self._close_menu()
+        if event.key in ("enter", "ctrl+j", "ctrl+m"):
+            event.stop()
+            event.prevent_default()
+            self.replace("\n", *self.selection)
+        elif event.key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.replace("\t", *self.selection)
+        self._paste_ends_with_enter = event.key in ("enter", "ctrl+j", "ctrl+m")
+        if self._paste_timer is not None:
+            self._paste_timer.stop()
+        self._paste_timer = self.set_timer(PASTE_SETTLE, self._paste_settled)
+
+    def _paste_settled(self) -> None:
+        """The paste is in: if it ended with Enter and is complete, run its top-level blocks in order."""
+        self._paste.settled()
+        self._paste_timer = None
+        if not self._paste_ends_with_enter:
+            return
+        if not is_complete(self.text + "\n"):
+            row, _ = self.cursor_location
+            indent = next_indent(self.document[row - 1]) if row else ""
+            self.insert(indent)  # an open block waits for its next line, as typed ones do
+            return
+        blocks = split_pasted(self.text)
+        self._set_text("")
+        for block in blocks:
+            self.repl_history.add(block)
+            self.post_message(InputSubmitted(block))
 
     @property
     def cursor_index(self) -> int:
@@ -66,6 +127,7 @@ class CodeInput(TextArea):
 
     def submit(self) -> None:
         """Send the current text as one step and start a fresh input."""
+        self._close_menu()
         source = self.text.rstrip()
         self.repl_history.add(source)
         self._set_text("")
@@ -76,26 +138,101 @@ class CodeInput(TextArea):
         before = self.document[row][:column]
         return bool(_COMPLETABLE_BEFORE.search(before))
 
-    def complete_with(self, matches: list[str], code: str, cursor: int) -> list[str]:
-        """Insert what all `matches` share after the word at the cursor; return the candidates.
+    async def offer_completions(self, completions: list[Completion], code: str, cursor: int,
+                                inline: bool = True) -> None:
+        """Tab's answer: one fit completes inline; several insert what they share and open the menu.
 
-        Ignored (returns []) when the text changed while the kernel was thinking.
+        With `inline` False (a refresh while typing) nothing is inserted, the menu only shows.
+        Ignored when the text changed while the kernel was thinking.
         """
-        if self.text != code or self.cursor_index != cursor:
-            return []
-        prefix_match = _WORD_BEFORE.search(code[:cursor])
-        prefix = prefix_match.group(0) if prefix_match else ""
-        words = []
-        for match in matches:
-            word = match if match.startswith(prefix) else match.rsplit(".", 1)[-1]
-            if word.startswith(prefix) and word not in words:
-                words.append(word)
-        if not words:
-            return []
-        shared = os.path.commonprefix(words)
-        if len(shared) > len(prefix):
-            self.insert(shared[len(prefix):])
-        return words if len(words) > 1 else []
+        if self.text != code or self.cursor_index != cursor or not completions:
+            return
+        start = completions[0].start
+        fits = narrowed([c for c in completions if c.start == start], code[start:cursor])
+        if not fits:
+            return
+        if inline and len(fits) == 1:
+            self._accept(fits[0], start)
+            return
+        shared = os.path.commonprefix([c.text for c in fits])
+        if inline and len(shared) > cursor - start:
+            self.insert(shared[cursor - start:])
+        if self.menu is None:
+            self.menu = CompletionMenu()
+            await self.screen.mount(self.menu)
+        self.menu.open(fits, start, self.text[start:self.cursor_index], self.cursor_screen_offset)
+
+    def _menu_key(self, key: str) -> None:
+        if key == "up":
+            self.menu.move(-1)
+            return
+        if key == "down":
+            self.menu.move(1)
+            return
+        chosen = self.menu.chosen()
+        if key in ("tab", "enter") and chosen is not None:
+            self._accept(chosen, self.menu.start)
+        self._close_menu()
+
+    def _accept(self, completion: Completion, start: int) -> None:
+        self._close_menu()
+        self.replace(completion.text, self.document.get_location_from_index(start), self.cursor_location)
+
+    def _close_menu(self) -> None:
+        if self.menu is not None and self.menu.is_open:
+            self.menu.close()
+
+    @on(TextArea.SelectionChanged)
+    def _narrow_menu(self) -> None:
+        """Each key narrows the open menu to the word being typed; leaving the word closes it."""
+        if self.menu is None or not self.menu.is_open:
+            return
+        cursor = self.cursor_index
+        word = self.text[self.menu.start:cursor] if cursor >= self.menu.start else None
+        if word is None or _IDENTIFIER.fullmatch(word) is None:
+            self._close_menu()
+        else:
+            self.menu.narrow(word)
+            if not self.menu.is_open and word:  # the kernel's list is capped: ask again for this word
+                self.post_message(CompletionRequested(self.text, cursor, typing=True))
+
+    def on_blur(self) -> None:
+        self._close_menu()
+
+    def action_copy_or_clear(self) -> None:
+        """Ctrl-C with no step running: copy a selection, else throw the input away (IPython's way)."""
+        if self.selected_text:
+            self.app.copy_to_clipboard(self.selected_text)
+        elif self.text:
+            self._set_text("")
+            self.repl_history.rewind()
+
+    def action_delete_right_or_quit(self) -> None:
+        if self.text:
+            self.action_delete_right()
+        else:
+            self.post_message(QuitRequested())
+
+    def action_delete_left(self) -> None:
+        """Backspace; inside leading whitespace it removes one indent level."""
+        row, column = self.cursor_location
+        before = self.document[row][:column]
+        if self.selection.is_empty and before and not before.strip(" "):
+            width = (len(before) - 1) // len(INDENT) * len(INDENT)
+            self._delete_via_keyboard((row, width), (row, column))
+            return
+        super().action_delete_left()
+
+    def action_page_console(self, pages: int) -> None:
+        self.post_message(ConsolePageRequested(pages))
+
+    def action_search_history(self) -> None:
+        def take(entry: str | None) -> None:
+            if entry is not None:
+                self._show_entry(entry)
+            self.focus()
+
+        self.app.push_screen(HistorySearch(self.repl_history, self.text if "\n" not in self.text else ""), take)
 
     def action_cursor_up(self, select: bool = False) -> None:
         if not select and self.cursor_location[0] == 0:
@@ -118,5 +255,6 @@ class CodeInput(TextArea):
         self.move_cursor(self.document.end)
 
     def _set_text(self, text: str) -> None:
+        self._close_menu()
         # An edit, not load_text: load_text rebuilds the tree-sitter query (~30 ms a keypress).
         self.replace(text, self.document.start, self.document.end)

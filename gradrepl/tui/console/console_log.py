@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from gradrepl.kernel.protocol import StepResult
+from gradrepl.textviews import display_text
 
 PROMPT = ">>> "
 CONTINUATION = "... "
@@ -54,7 +55,7 @@ class ConsoleLog(RichLog):
         if result.stderr:
             self._emit(Text(result.stderr.rstrip("\n"), style="yellow"))
         if result.display:
-            self._emit(Text(result.display.rstrip("\n")))
+            self._emit(Text(display_text(result.display).rstrip("\n")))
         if result.result is not None:
             self._emit(Text(result.result))
         if result.error is not None:

@@ -143,7 +143,7 @@ class QuestionView(Vertical):
             kind.append(f"  ·  {self.lesson_title}", style="dim")
         yield Static(kind, id="quiz-kind")
         yield Markdown(question.prompt, id="quiz-prompt")
-        code = "\n".join(part for part in (question.setup.strip(), question.code.strip()) if part)
+        code = question.quiz_code
         if code:
             yield Markdown(fenced(code), id="quiz-code")
         if question.type == "choice":

@@ -65,8 +65,13 @@ class TensorDetails(VerticalScroll):
 
 
 def values_text(row: dict[str, Any]) -> Text:
-    """The full summaries of value and .grad, one per line."""
+    """Every other name of the tensor, then the full summaries of value and .grad, one per line."""
     text = Text()
+    if row.get("aliases"):
+        text.append("also named  ", style="bold")
+        text.append(", ".join(map(str, row["aliases"])) + "\n")
+    if row.get("inspect_error"):
+        text.append(str(row["inspect_error"]) + "\n", style="red")
     text.append("value  ", style="bold")
     text.append(summary(row.get("value"), width=None) if row else "?")
     text.append("\n.grad  ", style="bold")

@@ -1,36 +1,95 @@
-"""The live tensor panel: one row per named tensor, kept in place and patched cell by cell."""
+"""The live tensor panel: one row per named tensor, drawn line by line (only what is on screen).
+
+A step costs what it changed, not what is alive: `apply_step` updates the
+rows it was given and asks for one repaint; Textual coalesces repaints to one
+per frame, and `render_line` builds only the lines in view. Column widths
+only ever grow (measuring every row again would cost a pass over the table).
+
+The name column stays put; a sideways scroll moves a whole column. The four
+facts come first, so at 80 columns and wider they are in view before any
+scroll. A step that changes rows out of view scrolls to the newest one (unless
+the learner is moving around the table) and the last line counts the rest:
+"2 changed below ↓".
+"""
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
 
-from gradrepl.tui.tensors.cells import COLUMNS, row_cells
 from gradrepl.tui.messages import PanelUpdated
+from gradrepl.tui.tensors.cells import COLUMNS, row_cells
 
-LIT_STYLE = "bold yellow"
+LIT_STYLE = Style(bold=True, color="yellow")
+HEADER_STYLE = Style(bold=True)
+MARKER_STYLE = Style(color="black", bgcolor="yellow", bold=True)
+CURSOR_STYLE = Style(reverse=True)
 MARK = "● "
+MORE = " ▶"                  # the header's last cells: columns off to the right
+GAP = 2                      # spaces between columns
+SCROLLING = [key for key in COLUMNS if key != "name"]  # the columns a sideways scroll moves
+FACTS = ("requires_grad", "is_leaf", "grad_fn", "grad")  # always in view before a sideways scroll
+MIN_NAME = 8                 # the name column never gets narrower than this
+MIN_GRAD = 10                # .grad may be cut to this before grad_fn is
+MIN_CROPPED = 6              # a last column narrower than this is left out rather than cut
 
 
-class TensorTable(DataTable):
-    """Rows changed in the last step are lit; only cells whose text changes are updated."""
+class TensorTable(Widget, can_focus=True):
+    """Rows changed in the last step are lit; a row's name carries its aliases."""
+
+    DEFAULT_CSS = """
+    TensorTable {
+        height: 1fr;
+    }
+    """
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor(-1000000000)", "First", show=False),
+        Binding("end", "cursor(1000000000)", "Last", show=False),
+        Binding("left", "columns(-1)", "Columns left", show=False),
+        Binding("right", "columns(1)", "Columns right", show=False),
+        Binding("enter", "select", "Details", show=False),
+    ]
+
+    class RowSelected(Message):
+        """The learner chose a row (Enter or a click): open its details."""
+
+        def __init__(self, table: TensorTable, name: str) -> None:
+            super().__init__()
+            self.table = table
+            self.name = name
+
+        @property
+        def control(self) -> TensorTable:
+            return self.table
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        super().__init__(**kwargs)
         self.rows_by_name: dict[str, dict[str, Any]] = {}
+        self._order: list[str] = []            # names in panel order (first appearance)
+        self._index: dict[str, int] = {}       # name -> position in _order
         self._cells: dict[str, dict[str, Text]] = {}
-        self._lit: dict[str, set[str]] = {}
+        self._lit: dict[str, set[str]] = {}    # name -> columns changed by the last step
+        self._widths = {key: len(header) for key, header in COLUMNS.items()}
+        self.top = 0              # first row in view
+        self.cursor = 0           # row the keys move
+        self.first_column = 0     # first of SCROLLING in view
+        self._newest: int | None = None  # row the last step asks to keep in view (None: the learner steers)
 
-    def on_mount(self) -> None:
-        for key, label in COLUMNS.items():
-            self.add_column(label, key=key)
-
+    # -- the step ------------------------------------------------------------
     def apply_step(self, changed: Iterable[dict[str, Any]], removed: Iterable[str]) -> tuple[list[str], list[str]]:
         """Show one step's delta: add or patch `changed` rows, drop `removed` names."""
-        previously_lit = self._lit
         self._lit = {}
         changed_names: list[str] = []
         for row in changed:
@@ -41,47 +100,210 @@ class TensorTable(DataTable):
             self.rows_by_name[name] = row
             self._cells[name] = cells
             if old is None:
+                self._index[name] = len(self._order)
+                self._order.append(name)
                 self._lit[name] = set(COLUMNS)
-                self.add_row(*(_lit(key, cells[key]) for key in COLUMNS), key=name)
-                continue
-            lit = {key for key in COLUMNS if cells[key] != old[key]} | {"name"}
-            self._lit[name] = lit
-            for key in lit:
-                self._patch(name, key, _lit(key, cells[key]))
+            else:
+                self._lit[name] = {key for key in COLUMNS if cells[key] != old[key]} | {"name"}
+            for key, cell in cells.items():
+                if cell.cell_len > self._widths[key]:
+                    self._widths[key] = cell.cell_len
         removed_names = [name for name in removed if name in self._cells]
-        for name in removed_names:
-            self.remove_row(name)
-            del self._cells[name]
-            del self.rows_by_name[name]
-        for name, keys in previously_lit.items():
-            if name not in self._cells:
-                continue
-            for key in keys - self._lit.get(name, set()):
-                self._patch(name, key, _plain(key, self._cells[name][key]))
+        if removed_names:
+            self._remove(removed_names)
+        self._follow(changed_names)
+        self.refresh()
         self.post_message(PanelUpdated(changed_names, removed_names))
         return changed_names, removed_names
 
-    def _patch(self, name: str, key: str, cell: Text) -> None:
-        # Widen a column when a cell outgrows it, never shrink one: a shrink re-measures
-        # the whole column (cost grows with the live tensors) and makes the panel jitter.
-        wider = cell.cell_len > self.columns[ColumnKey(key)].content_width
-        self.update_cell(name, key, cell, update_width=wider)
+    def _remove(self, names: list[str]) -> None:
+        gone = set(names)
+        for name in names:
+            del self._cells[name], self.rows_by_name[name]
+            self._lit.pop(name, None)
+        self._order = [name for name in self._order if name not in gone]
+        self._index = {name: i for i, name in enumerate(self._order)}
+        if not self._order:
+            self._widths = {key: len(header) for key, header in COLUMNS.items()}
+        self.cursor = min(self.cursor, max(0, len(self._order) - 1))
+        self.top = min(self.top, max(0, len(self._order) - self._body_height()))
 
+    def _follow(self, changed: list[str]) -> None:
+        """Bring the newest changed row into view, unless the learner is moving around the table."""
+        indices = [self._index[name] for name in changed if name in self._index]
+        self._newest = max(indices) if indices and not self.has_focus else None
+        self._show_newest()
+
+    def _show_newest(self, height: int | None = None) -> None:
+        if self._newest is None:
+            return
+        height = self._body_height(height)
+        if not self.top <= self._newest < self.top + height:
+            self.top = max(0, self._newest - height + 1)
+        if self.changed_out_of_view() != (0, 0) and self._newest >= self.top + height - 1:
+            self.top += 1  # the marker line covers the last row: keep the newest above it
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._show_newest(event.size.height)
+        self.refresh()
+
+    # -- what the app and tests read -------------------------------------------
     @property
     def names(self) -> list[str]:
         """Names in the order the panel shows them."""
-        return [row.key.value for row in self.ordered_rows]
+        return list(self._order)
 
     def lit_names(self) -> list[str]:
         """Names lit as changed by the last step."""
         return list(self._lit)
 
+    def get_cell(self, name: str, key: str) -> Text:
+        """The text of one cell (before cropping to the column)."""
+        return self._cells[name][key]
 
-def _lit(key: str, cell: Text) -> Text:
-    text = cell.copy()
-    text.stylize(LIT_STYLE)
-    return Text.assemble((MARK, LIT_STYLE), text) if key == "name" else text
+    def visible_names(self) -> list[str]:
+        """Names of the rows on screen now."""
+        return self._order[self.top:self.top + self._body_height()]
+
+    def changed_out_of_view(self) -> tuple[int, int]:
+        """How many rows the last step changed above and below the view."""
+        above = below = 0
+        bottom = self.top + self._body_height()
+        for name in self._lit:
+            index = self._index.get(name)
+            if index is None:
+                continue
+            above += index < self.top
+            below += index >= bottom
+        return above, below
+
+    # -- drawing ---------------------------------------------------------------
+    def _body_height(self, height: int | None = None) -> int:
+        return max(1, (self.size.height if height is None else height) - 1)  # the header takes the first line
+
+    def _layout(self, width: int) -> tuple[int, list[tuple[str, int]], bool]:
+        """Name width, the (column, width) pairs in view, and whether more columns are off to the right.
+
+        The name gives way to the four facts: it gets what they leave (at least MIN_NAME cells), .grad
+        shrinks to MIN_GRAD before grad_fn is ever cut.
+        """
+        facts = sum(GAP + self._widths[key] for key in FACTS) - self._widths["grad"] + min(self._widths["grad"], MIN_GRAD)
+        name_width = max(MIN_NAME, min(self._widths["name"], width - len(MARK) - facts))
+        x = len(MARK) + name_width
+        shown: list[tuple[str, int]] = []
+        for key in SCROLLING[self.first_column:]:
+            want = self._widths[key]
+            room = width - x - GAP
+            if want <= room:
+                shown.append((key, want))
+                x += GAP + want
+            else:
+                if room >= MIN_CROPPED:
+                    shown.append((key, room))
+                return name_width, shown, True
+        return name_width, shown, False
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        name_width, shown, more = self._layout(width - len(MORE))
+        if y == 0:
+            return self._header(width, name_width, shown, more)
+        above, below = self.changed_out_of_view()
+        if (above or below) and y == self.size.height - 1:
+            return self._marker(width, above, below)
+        index = self.top + y - 1
+        if index >= len(self._order):
+            return Strip.blank(width, self.rich_style)
+        name = self._order[index]
+        console = self.app.console
+        lit = self._lit.get(name, set())
+        cells = self._cells[name]
+        segments = [Segment(MARK if lit else "  ", LIT_STYLE if lit else None)]
+        segments += _cell(cells["name"], name_width, "name" in lit, console)
+        for key, column_width in shown:
+            segments.append(Segment(" " * GAP))
+            segments += _cell(cells[key], column_width, key in lit, console)
+        strip = Strip(segments).adjust_cell_length(width)
+        if index == self.cursor and self.has_focus:
+            strip = strip.apply_style(CURSOR_STYLE)
+        return strip.apply_style(self.rich_style)
+
+    def _header(self, width: int, name_width: int, shown: list[tuple[str, int]], more: bool) -> Strip:
+        console = self.app.console
+        segments = [Segment("◀ " if self.first_column else "  ", Style(dim=True))]
+        segments += _cell(Text(COLUMNS["name"]), name_width, False, console)
+        for key, column_width in shown:
+            segments.append(Segment(" " * GAP))
+            segments += _cell(Text(COLUMNS[key]), column_width, False, console)
+        strip = Strip(segments).adjust_cell_length(width - len(MORE))
+        strip = Strip([*strip, Segment(MORE if more else " " * len(MORE), Style(dim=True))])
+        return strip.apply_style(HEADER_STYLE).apply_style(self.rich_style)
+
+    def _marker(self, width: int, above: int, below: int) -> Strip:
+        words = [f"{above} changed above ↑"] if above else []
+        words += [f"{below} changed below ↓"] if below else []
+        text = Text(" " + " · ".join(words) + " ", style=MARKER_STYLE)
+        return Strip(_cell(text, width, False, self.app.console)).apply_style(self.rich_style)
+
+    # -- keys and the mouse ------------------------------------------------------
+    def action_cursor(self, delta: int) -> None:
+        self._newest = None
+        if not self._order:
+            return
+        self.cursor = max(0, min(len(self._order) - 1, self.cursor + delta))
+        height = self._body_height()
+        if self.cursor < self.top:
+            self.top = self.cursor
+        elif self.cursor >= self.top + height:
+            self.top = self.cursor - height + 1
+        self.refresh()
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * self._body_height())
+
+    def action_columns(self, delta: int) -> None:
+        _, _, more = self._layout(self.size.width - len(MORE))
+        if (delta > 0 and more) or (delta < 0 and self.first_column > 0):
+            self.first_column += delta
+            self.refresh()
+
+    def action_select(self) -> None:
+        if self._order:
+            self.post_message(self.RowSelected(self, self._order[self.cursor]))
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.top + event.y - 1
+        if event.y >= 1 and 0 <= index < len(self._order):
+            self.cursor = index
+            self.refresh()
+            self.post_message(self.RowSelected(self, self._order[index]))
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self._scroll(3)
+        event.stop()
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._scroll(-3)
+        event.stop()
+
+    def _scroll(self, delta: int) -> None:
+        self._newest = None
+        self.top = max(0, min(max(0, len(self._order) - self._body_height()), self.top + delta))
+        self.refresh()
+
+    def on_focus(self) -> None:
+        if not self.top <= self.cursor < self.top + self._body_height():
+            self.cursor = min(self.top, max(0, len(self._order) - 1))
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
 
 
-def _plain(key: str, cell: Text) -> Text:
-    return Text.assemble("  ", cell) if key == "name" else cell
+def _cell(text: Text, width: int, lit: bool, console) -> list[Segment]:
+    """One cell cropped (with …) or padded to `width` cells, lit in the step's colour."""
+    cell = text.copy()
+    if lit:
+        cell.stylize(LIT_STYLE)
+    cell.truncate(width, overflow="ellipsis", pad=True)
+    return list(cell.render(console, end=""))

@@ -1,0 +1,104 @@
+"""A step's exception as the learner should read it: their frames and the libraries', never ours.
+
+Runs in the kernel. gradrepl's own frames (the worker's exec, the shadow
+recorder's __torch_function__, diagnose, the SIGINT handler) are dropped; the
+learner's frames name their cell (``Cell In[3], line 2``) or their script
+(``File "nested.py", line 3``) with its real line numbers.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import traceback
+from dataclasses import asdict
+
+import gradrepl
+from gradrepl.kernel.protocol import Frame
+
+GRADREPL_DIR = os.path.dirname(os.path.abspath(gradrepl.__file__)) + os.sep
+HEADER = "Traceback (most recent call last):\n"
+
+
+def cell_name(step: int) -> str:
+    """The filename a REPL step's code is compiled under, as IPython names its cells."""
+    return f"Cell In[{step}]"
+
+
+def remember_source(filename: str, source: str, first_line: int = 1) -> None:
+    """Let tracebacks quote the learner's lines: a script's steps fill one entry at their real lines."""
+    entry = linecache.cache.get(filename)
+    lines = list(entry[2]) if entry and entry[1] is None else []
+    new = source.splitlines(True)
+    if new and not new[-1].endswith("\n"):
+        new[-1] += "\n"
+    end = first_line - 1 + len(new)
+    lines.extend(["\n"] * max(0, end - len(lines)))
+    lines[first_line - 1:end] = new
+    linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
+
+
+def error_info(exc: BaseException, learner_files: set[str], explanation: str | None) -> dict:
+    """The ErrorInfo fields (kernel/protocol.py) for an exception raised by a step."""
+    frames = learner_frames(exc, learner_files)
+    info = {"type": type(exc).__name__, "message": str(exc), "explanation": explanation,
+            "traceback": traceback_text(exc, frames), "frames": frames}
+    if isinstance(exc, SyntaxError):
+        info["message"] = f"{exc.msg} (line {exc.lineno})"
+        info.update(offset=exc.offset, end_offset=getattr(exc, "end_offset", None), text=exc.text)
+        if exc.filename in learner_files and exc.lineno:  # where the caret goes, as a frame too
+            frames.append(asdict(Frame(exc.filename, exc.lineno, "<module>", (exc.text or "").strip(), "learner")))
+    if isinstance(exc, KeyboardInterrupt):
+        info["message"] = "interrupted"
+        info["explanation"] = explanation or ("The step was interrupted; variables assigned before that "
+                                              "point are kept.")
+    return info
+
+
+def learner_frames(exc: BaseException, learner_files: set[str]) -> list[dict]:
+    """From the first learner frame on, every frame that is not gradrepl's own, outermost first.
+
+    torch's dispatch into our TorchFunctionMode (the call of handle_torch_function and the
+    function itself) goes too: without gradrepl those two frames would not be there.
+    """
+    summaries = traceback.extract_tb(exc.__traceback__)
+    ours = [summary.filename.startswith(GRADREPL_DIR) for summary in summaries]
+    dispatch = {i for i, summary in enumerate(summaries)
+                if summary.name == "handle_torch_function" and i + 1 < len(summaries) and ours[i + 1]}
+    dropped = set(dispatch) | {i - 1 for i in dispatch}
+    frames: list[dict] = []
+    seen_learner = False
+    for index, summary in enumerate(summaries):
+        learner = summary.filename in learner_files
+        seen_learner = seen_learner or learner
+        if not seen_learner or ours[index] or (index in dropped and not learner):
+            continue
+        frames.append(asdict(Frame(summary.filename, summary.lineno or 0, summary.name,
+                                   (summary.line or "").strip(), "learner" if learner else "library")))
+    return frames
+
+
+def location(filename: str, lineno: int, name: str | None = None) -> str:
+    """`Cell In[3], line 2, in f` for a cell, `File "nested.py", line 3, in g` for anything else."""
+    where = f"{filename}, line {lineno}" if filename.startswith("Cell In[") else f'File "{filename}", line {lineno}'
+    return f"  {where}, in {name}" if name else f"  {where}"
+
+
+def traceback_text(exc: BaseException, frames: list[dict]) -> str:
+    """The frames as Python prints them (with our locations), then the exception itself."""
+    body = "".join(_frame_text(frame) for frame in frames)
+    last = _syntax_error_text(exc) if isinstance(exc, SyntaxError) else traceback.format_exception_only(type(exc), exc)
+    return (HEADER + body if body else "") + "".join(last)
+
+
+def _frame_text(frame: dict) -> str:
+    text = location(frame["filename"], frame["lineno"], frame["name"]) + "\n"
+    return text + (f"    {frame['line']}\n" if frame["line"] else "")
+
+
+def _syntax_error_text(exc: SyntaxError) -> list[str]:
+    """Python's own lines (source and caret), located the way our frames are."""
+    lines = traceback.format_exception_only(type(exc), exc)
+    if lines and lines[0].startswith("  File ") and exc.filename:
+        lines[0] = location(exc.filename, exc.lineno or 0) + "\n"
+    return lines
