@@ -16,6 +16,7 @@ from gradrepl.errors import UsageError
 # Each name is a module in gradrepl/commands/ with register() and run().
 COMMANDS = (
     "run",
+    "trace",
     "check",
     "lessons",
     "play",

@@ -42,6 +42,16 @@ def _num(value) -> str:
     return str(value)
 
 
+def format_bytes(count: int | None) -> str:
+    """1536 -> '1.5 KB'; sizes a learner reads at a glance (powers of 1024)."""
+    units = ("B", "KB", "MB", "GB", "TB")
+    size, unit = float(count or 0), 0
+    while size >= 1024 and unit < len(units) - 1:
+        size /= 1024
+        unit += 1
+    return f"{int(size)} B" if unit == 0 else f"{size:.1f} {units[unit]}"
+
+
 def row_cells(row: dict, width: int = 32) -> list[str]:
     dims = row.get("shape") or []
     return [
@@ -85,15 +95,17 @@ def display_text(display) -> str | None:
     return display
 
 
-def tensor_table(rows: list[dict], all_rows: bool = False, width: int | None = None) -> str:
+def tensor_table(rows: list[dict], all_rows: bool = False, width: int | None = None, saved: bool = False) -> str:
     """An aligned table; changed rows are marked with '*' unless every row is shown plainly.
 
     With a `width`, no line is longer: the widest columns narrow first and their cells wrap
-    onto more lines, cell by cell, so a row stays a row."""
+    onto more lines, cell by cell, so a row stays a row. With saved=True a last column says
+    how much each row's graph holds (saved_bytes)."""
     if not rows:
         return "(no live tensors)"
-    body = [row_cells({**row, "name": visible(row["name"])}) for row in rows]
-    headers = list(COLUMNS)
+    body = [row_cells({**row, "name": visible(row["name"])}) + ([format_bytes(row.get("saved_bytes"))] if saved else [])
+            for row in rows]
+    headers = list(COLUMNS) + (["graph holds"] if saved else [])
     room = (width - 2 - len(GAP) * (len(headers) - 1)) if width else None
     widths = _widths(headers, body)
     if room is not None and sum(widths) > room:

@@ -50,7 +50,7 @@ def test_row_fields(ns):
     run(ns, "x = torch.tensor(2.0, requires_grad=True)\ny = x ** 2")
     rows = {row["name"]: row for row in Inspector().step(ns)[0]}
     assert set(rows["x"]) == {"name", "aliases", "shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn",
-                              "retains_grad", "version", "changed", "grad", "value"}
+                              "retains_grad", "version", "changed", "grad", "value", "saved_bytes"}
     assert rows["x"]["dtype"] == "torch.float32" and rows["x"]["device"] == "cpu"
     assert rows["x"]["is_leaf"] and rows["x"]["grad_fn"] is None and rows["x"]["grad"] is None
     assert rows["y"]["grad_fn"] == "PowBackward0" and not rows["y"]["is_leaf"]
@@ -91,8 +91,9 @@ def test_backward_marks_the_leaf_grad_changed_and_del_removes(ns):
     inspector.step(ns)
     run(ns, "y.backward()")
     rows, _ = inspector.step(ns)
-    assert names(rows) == ["x"]
+    assert names(rows) == ["x", "y"]  # y itself did not change, but backward freed what its graph saved
     assert rows[0]["grad"] == {"shape": [], "values": 7.0, "norm": 7.0}
+    assert rows[1]["saved_bytes"] == 0
     run(ns, "x.grad.zero_()")
     assert inspector.step(ns)[0][0]["grad"]["values"] == 0.0
     run(ns, "del x")

@@ -280,3 +280,15 @@ def test_malformed_checks_and_a_starter_with_a_syntax_error_are_reported():
                         .replace("  w = torch.ones(3, requires_grad=True)", "  w = torch.ones(3,"))
     assert any("question 'fix': 'checks' is a list of {check, message}" in p for p in found)
     assert any("question 'fix' starter: syntax error" in p for p in found)
+
+
+MAGIC_CELL = ("---\nid: magic\ntitle: t\nversion: 1\n---\n\n```python\ny = torch.ones(1)\n```\n\n"
+              "```python\n%trace y\n```\n\n"
+              "```question\nid: q\ntype: predict\nprompt: p\nask: y.grad\n```\n")
+
+
+def test_a_cell_of_one_magic_line_runs_as_at_the_prompt_and_mixed_cells_are_syntax_errors():
+    lesson = parse_lesson(MAGIC_CELL, "magic.md")
+    assert [step.text.strip() for step in lesson.steps if step.kind == "code"] == ["y = torch.ones(1)", "%trace y"]
+    mixed = MAGIC_CELL.replace("%trace y\n", "%trace y\nz = 1\n")
+    assert any("python cell: syntax error" in problem for problem in problems_of(mixed))

@@ -109,3 +109,16 @@ async def test_tab_on_a_single_match_completes_inline(capsys):
     await drive(Session(), ["learning_rate = 0.25\r", "learning_r", menu_shown, "\t", "\r"])
     out = capsys.readouterr().out
     assert "0.25" in out and "NameError" not in out  # the assignment prints nothing: the echo does
+
+
+async def test_plain_trace_listing_and_a_past_step(capsys):
+    lines = ["x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "%trace y", "y.backward()", "%at 2"]
+    status = await drive(Session(), [line + "\r" for line in lines])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 0
+    listing = out.index("backward from y: 4 node(s), in the order the engine ran them")
+    assert out[listing + 1].split()[:2] == ["1", "AddBackward0"]
+    assert out[listing + 4].split() == ["4", "AccumulateGrad", "x.grad", "+=", "7"]
+    past = next(i for i, line in enumerate(out) if line.startswith("after step 2 of 4"))
+    x_then = next(line for line in out[past:] if line.lstrip().startswith("x "))
+    assert x_then.split()[6] == "None"  # x.grad before the backward of step 4

@@ -37,7 +37,8 @@ def test_first_gradient_matches_plain_torch():
     assert x["grad"] == {**x["grad"], "values": 7.0}
     assert x["changed"] is True
     y = next(row for row in backward["tensors"] if row["name"] == "y")
-    assert y["grad_fn"] == "AddBackward0" and y["changed"] is False
+    assert y["grad_fn"] == "AddBackward0"
+    assert y["changed"] is True and y["saved_bytes"] == 0  # backward freed what y's graph saved
 
 
 def test_accumulation_after_two_backward_calls():

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import GRADREPL, ROOT
+from conftest import ROOT
 
 from gradrepl.tutor import keeper as keeper_module
 from gradrepl.tutor.keeper import ProgressKeeper

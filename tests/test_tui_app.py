@@ -62,9 +62,10 @@ async def test_first_gradient_fills_the_panel(history):
         assert cell(app, "x", "grad") == "7"
         assert cell(app, "y", "grad_fn") == "AddBackward0"
         assert cell(app, "y", "is_leaf") == "no"
-        # Only x changed in the backward step: it is lit, y is not.
-        assert table.lit_names() == ["x"]
-        assert recorder.of(PanelUpdated)[-1].changed == ["x"]
+        # The backward step filled x.grad and freed what y's graph saved: both are lit.
+        assert table.lit_names() == ["x", "y"]
+        assert recorder.of(PanelUpdated)[-1].changed == ["x", "y"]
+        assert table.rows_by_name["y"]["saved_bytes"] == 0
         assert recorder.of(KernelReady) and "idle" in app.query_one(StatusBar).render_text().plain
 
 

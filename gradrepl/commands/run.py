@@ -40,15 +40,20 @@ def split_steps(source: str, path: str) -> list[tuple[int, str]]:
     return [(first, "".join(lines[first - 1:last]).rstrip("\n")) for first, last in spans]
 
 
-def run(args: argparse.Namespace) -> int:
+def read_steps(path: str) -> list[tuple[int, str]]:
+    """A script's top-level statements, or a UsageError naming the syntax error (nothing runs then)."""
     from gradrepl.errors import UsageError
 
-    source = read_source(args.file)
+    source = read_source(path)
     try:
-        steps = split_steps(source, args.file)
+        return split_steps(source, path)
     except SyntaxError as exc:
-        raise UsageError(f"{args.file}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}; "
+        raise UsageError(f"{path}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}; "
                          "nothing was run") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    steps = read_steps(args.file)
     options = dataclasses.replace(kernel_options(args), warm_later=False)  # no restarts to warm up for
     return run_async(_replay(args, steps, options))
 

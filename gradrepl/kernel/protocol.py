@@ -28,6 +28,8 @@ OPS = (
     "help",      # {expr, source: bool}       -> {display: {"kind": "help", "title", "text"}} or {error}
     "graph",     # {name}                     -> {graph: {...}, text: str}
     "tensors",   # {}                         -> {tensors: [row, ...]} full table
+    "trace",     # {name}                     -> {trace: {...}} backward previewed node by node
+    "trace_next",# {}                         -> {} the next execute's backward calls are traced
     "inspect",   # {expr}                     -> {value: {...}} description of a value
     "check",     # {name}                     -> {check: {...}} symbolic live check
     "check_expr",# {expr, point}              -> {check: {...}} expression mode
@@ -126,6 +128,8 @@ class StepResult:
     # Shown instead of a result: text from a %magic (e.g. %graph), or a help page
     # {"kind": "help", "title": str, "text": str} from `obj?`, `obj??` or help(obj).
     display: str | dict[str, str] | None = None
+    # `%trace STATEMENT`: the backward calls the step made, node by node (kernel/inspect/trace.py).
+    trace: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         # Shallow: rows are already plain JSON values, and deep-copying them (asdict) cost more
@@ -154,4 +158,5 @@ class StepResult:
             tensors=list(payload.get("tensors", [])),
             removed=list(payload.get("removed", [])),
             display=payload.get("display"),
+            trace=payload.get("trace"),
         )

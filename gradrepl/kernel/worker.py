@@ -7,6 +7,7 @@ A kernel is either forked from the warm zygote (zygote.py) or spawned as
 from __future__ import annotations
 
 import ast
+import contextlib
 from dataclasses import asdict
 import ctypes
 import faulthandler
@@ -25,6 +26,7 @@ from gradrepl.kernel.inspect.diagnose import AccumulationWatch, explain, explain
 from gradrepl.kernel.inspect.graph import graph_of, render_text
 from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
+from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
 from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
@@ -118,6 +120,7 @@ class Kernel:
         self.namespace["help"] = self.learner_help
         # Whether a requires_grad flag may have changed outside what the last step's journal saw.
         self.flags_dirty = True
+        self.armed_trace: StepTraces | None = None  # set by op_trace_next for the next execute
 
     # -- requests -------------------------------------------------------
     def handle(self, message: dict) -> dict:
@@ -165,9 +168,13 @@ class Kernel:
         started = time.perf_counter()
         filename = message.get("filename") or cell_name(step)
         outcome = {"result": None, "error": None, "notes": []}
+        tracer, self.armed_trace = self.armed_trace, None
         try:
-            outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
-                                bool(message.get("timeit")))
+            with tracer.recording() if tracer else contextlib.nullcontext():
+                outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
+                                    bool(message.get("timeit")))
+            if tracer:
+                outcome["trace"] = tracer.result()
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
             try:
                 rows, removed = bounded(lambda: self.inspector.step(
@@ -200,6 +207,22 @@ class Kernel:
         graph = graph_of(tensor, self.inspector.names_by_id())
         graph["root"] = name
         return {"graph": graph, "text": render_text(graph)}
+
+    def op_trace(self, message: dict) -> dict:
+        name = message.get("name", "")
+        tensor = self.inspector.resolve(name)
+        if tensor is None:
+            return {"error": f"no live tensor named {name!r} (see %tensors for the names)"}
+        names = self.inspector.names_by_id()
+        retained = [t for t in map(self.inspector.resolve, names.values()) if t is not None and t.retains_grad]
+        try:
+            return {"trace": preview(tensor, name, names, retained)}
+        except TraceError as exc:
+            return {"error": str(exc)}
+
+    def op_trace_next(self, message: dict) -> dict:
+        self.armed_trace = StepTraces(self.inspector.names_by_id(), self.namespace)
+        return {}
 
     def op_inspect(self, message: dict) -> dict:
         try:

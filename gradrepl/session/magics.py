@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gradrepl.kernel.protocol import ErrorInfo, StepResult
+from gradrepl.session import backward_magics
 from gradrepl.textviews import fit, tensor_table
 
 if TYPE_CHECKING:
@@ -22,13 +23,17 @@ class Magics:
         "%graph": ("%graph NAME", "graph"),
         "%check": ("%check NAME", "check"),
         "%timeit": ("%timeit STMT", "timeit"),
+        "%trace": ("%trace NAME|STMT", "trace"),
+        "%at": ("%at N", "at"),
         "%history": ("%history", "history"),
         "%restart": ("%restart", "restart"),
         "%reset": ("%reset", "reset"),
         "%help": ("%help", "help"),
     }
     NEEDS_ARGUMENT = {"%graph": "a tensor name, e.g. %graph y", "%check": "a tensor name, e.g. %check y",
-                      "%timeit": "a statement, e.g. %timeit torch.ones(100).sum()"}
+                      "%timeit": "a statement, e.g. %timeit torch.ones(100).sum()",
+                      "%trace": "a tensor name (%trace loss) or a statement (%trace loss.backward())",
+                      "%at": "a step number, e.g. %at 3 (or %at -1 for the step before)"}
 
     def __init__(self, session: "Session"):
         self.session = session
@@ -78,6 +83,14 @@ class Magics:
         timed = await self.session.run_code(result.step, arg, timeit=True)
         timed.source = result.source
         return timed
+
+    async def trace(self, result: StepResult, arg: str) -> None:
+        """backward node by node: from tensor NAME as a preview, or the backward STMT runs"""
+        await backward_magics.trace(self.session, result, arg)
+
+    async def at(self, result: StepResult, arg: str) -> None:
+        """every tensor as it stood after step N, rebuilt from what each step changed"""
+        backward_magics.at(self.session, result, arg)
 
     async def history(self, result: StepResult, arg: str) -> None:
         """this session's inputs, oldest first"""

@@ -17,6 +17,7 @@ from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
 from gradrepl.session.magics import Magics
 from gradrepl.session.replies import Reply, reply_from
 from gradrepl.session.state import KernelState
+from gradrepl.session.timeline import Timeline
 
 completion_log = logging.getLogger("gradrepl.completion")
 
@@ -42,6 +43,7 @@ class Session:
         self._running_step: int | None = None
         self._changed: list[str] = []  # names whose rows are flagged changed
         self._ladder: asyncio.Task | None = None
+        self.timeline = Timeline()  # every past step as deltas (%at, the TUI's timeline)
 
     # -- lifecycle ------------------------------------------------------
     async def start(self) -> None:
@@ -85,12 +87,14 @@ class Session:
         if source.strip():
             self.history.append(source)
         if source.lstrip().startswith("%"):
-            return await self.magics.run(step, source.strip())
-        asked = HELP_LINE.match(source)
-        if asked:
-            return await self.help(step, source, asked)
-        fields = {"filename": filename, "first_line": first_line} if filename else {}
-        return await self.run_code(step, source, timeout, **fields)
+            result = await self.magics.run(step, source.strip())
+        elif asked := HELP_LINE.match(source):
+            result = await self.help(step, source, asked)
+        else:
+            fields = {"filename": filename, "first_line": first_line} if filename else {}
+            result = await self.run_code(step, source, timeout, **fields)
+        self.timeline.record(step, result.source, result.tensors, result.removed)
+        return result
 
     async def run_code(self, step: int, source: str, timeout: float | None = None, **fields) -> StepResult:
         """Send code to the kernel as step `step`, under the interrupt ladder and the step timeout."""
@@ -234,6 +238,17 @@ class Session:
     async def graph(self, name: str) -> Reply:
         """NAME's autograd graph: data "graph" (nodes, edges) for the TUI and "text" for %graph."""
         return reply_from(await self._request("graph", name=name))
+
+    async def trace(self, name: str) -> dict:
+        """Backward from tensor `name` previewed node by node: {"trace": {...}} or {"error": words}."""
+        return await self._request("trace", name=name)
+
+    async def trace_statement(self, step: int, source: str) -> StepResult:
+        """Run `source` as step `step`, recording every backward it makes (result.trace)."""
+        reply = await self._request("trace_next")
+        if reply.get("error"):
+            return StepResult(step=step, source=source, error=ErrorInfo("KernelError", reply["error"]))
+        return await self.run_code(step, source)
 
     async def inspect(self, expr: str) -> dict:
         """A JSON description of any value ({} when no kernel answered): what lesson keys are made of."""

@@ -18,7 +18,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer
+from textual.widgets import Footer, TextArea
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
@@ -52,6 +52,8 @@ from gradrepl.tui.messages import (
 )
 from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.tensors.tensor_table import TensorTable
+from gradrepl.tui.tensors.timeline import PastPanel, target_step
+from gradrepl.tui.tensors.trace_view import TraceView
 from gradrepl.tui.terminal_watch import terminal_fds, terminal_gone
 from gradrepl.tui.unicode_width import align_with_terminal
 
@@ -77,9 +79,11 @@ class GradReplApp(App):
         Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="interrupt"),
         Binding("f8", "kill", "Kill kernel", id="kill"),
         Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
-        Binding("f4", "toggle_library_frames", "Torch frames", id="toggle_library_frames"),
+        Binding("f6", "toggle_library_frames", "Torch frames", id="toggle_library_frames"),
         Binding("escape", "close_details", "Close details", id="close_details"),
         Binding("escape", "focus_input", "Back to the input", show=False),
+        Binding("f3", "timeline(-1)", "Earlier step", id="timeline_back"),
+        Binding("f4", "timeline(1)", "Later step", id="timeline_forward"),
         Binding("ctrl+n", "lesson_next", "Next step", id="lesson_next"),
         Binding("f5", "lesson_check", "Check task", id="lesson_check"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
@@ -112,6 +116,8 @@ class GradReplApp(App):
                 yield CodeInput(self.repl_history, id="input")
             with Vertical(id="inspector"):
                 yield TensorTable(id="tensors")
+                yield PastPanel(id="past")
+                yield TraceView(id="trace")
                 yield TensorDetails(id="details")
         yield StatusBar(id="status")
         yield Footer()
@@ -319,7 +325,7 @@ class GradReplApp(App):
         self.steps_in_kernel += 1
         result = message.result
         self.query_one(ConsoleLog).write_result(result)
-        self.refresh_bindings()  # F4 shows once a traceback has torch frames to open
+        self.refresh_bindings()  # F6 shows once a traceback has torch frames to open
         if is_help(result.display):
             self.push_screen(HelpView(result.display.get("title", "help"), result.display.get("text", "")),
                              lambda _: self.focus_input())
@@ -357,6 +363,9 @@ class GradReplApp(App):
         status = self.query_one(StatusBar)
         status.last_step_ms = result.duration_ms
         status.refresh_text()
+        if result.trace and result.trace.get("traces"):
+            # a preview changed nothing: the live rows are the leaves' .grad before it
+            self.show_trace(result.trace, self.session.tensors if result.trace.get("preview") else None)
         if self.details_name in removed:
             self.action_close_details()
         elif self.details_name in changed:
@@ -386,7 +395,53 @@ class GradReplApp(App):
         self.fetch_details(name)
         self.refresh_bindings()
 
+    def show_trace(self, traced: dict, before: dict[str, dict] | None = None) -> None:
+        """Open the node-by-node view of a `%trace` step; it takes the keys until Esc."""
+        view = self.query_one(TraceView)
+        view.display = True
+        view.show_trace(traced, before)
+        view.focus()
+        self.refresh_bindings()
+
+    def action_timeline(self, delta: int) -> None:
+        """Show the panel as it stood one step earlier (-1) or later (+1); past the last, the present."""
+        past_panel = self.query_one(PastPanel)
+        timeline = self.session.timeline if self.session else None
+        steps = [step for step, _ in timeline.steps] if timeline else []
+        step = target_step(steps, past_panel.step, delta)
+        if step is None:
+            self.return_to_present()
+            return
+        past = timeline.state_at(step)
+        past_panel.show_past(past)
+        past_panel.display = True
+        self.query_one(TensorTable).display = False
+        inspector = self.query_one("#inspector")
+        inspector.add_class("-past")
+        inspector.border_title = past_panel.title(past, steps[-1])
+
+    def return_to_present(self) -> None:
+        past_panel = self.query_one(PastPanel)
+        if past_panel.step is None:
+            return
+        past_panel.step = None
+        past_panel.display = False
+        self.query_one(TensorTable).display = True
+        inspector = self.query_one("#inspector")
+        inspector.remove_class("-past")
+        inspector.border_title = "tensors"
+
+    @on(TextArea.Changed, "#input")
+    def _typing(self, event: TextArea.Changed) -> None:
+        self.return_to_present()  # any typing returns to the present
+
     def action_close_details(self) -> None:
+        trace = self.query_one(TraceView)
+        if trace.display:
+            trace.display = False
+            self.focus_input()
+            self.refresh_bindings()
+            return
         self.details_name = None
         self.query_one(TensorDetails).display = False
         self.query_one("#inspector").remove_class("-details")
@@ -454,7 +509,7 @@ class GradReplApp(App):
         if action == "kill":
             return self.session is not None and self.kernel_state in ("busy", "idle")
         if action == "close_details":
-            return self.details_name is not None
+            return self.details_name is not None or any(view.display for view in self.query(TraceView))
         if action == "toggle_library_frames":  # only once a traceback has library frames to show
             return any(log.has_library_frames for log in self.query(ConsoleLog))
         if action == "focus_input":  # Escape brings typing back to where it shows

@@ -419,7 +419,7 @@ def _steps(body: str, offset: int, path: str, lesson_id: str, problems: list[Pro
             problems.append(Problem(path, fence_line, f"```{kind} block is not closed"))
             continue
         if kind == "python":
-            if _check_syntax(token.content, path, fence_line + 1, "python cell", problems):
+            if _is_magic(token.content) or _check_syntax(token.content, path, fence_line + 1, "python cell", problems):
                 steps.append(Step("code", fence_line, text=token.content))
             continue
         question = _question(token.content, path, fence_line, lesson_id, problems)
@@ -578,6 +578,12 @@ def _misconceptions(raw: Any, label: str, line: int, path: str, problems: list[P
         problems.append(Problem(path, line, f"{label}: 'misconceptions' is a list of {{answer, feedback}}"))
         return []
     return [Misconception(str(m["answer"]), str(m["feedback"]).strip()) for m in raw]
+
+
+def _is_magic(code: str) -> bool:
+    """A cell of one %magic line (`%trace loss`, `%at -1`): the session runs it, as at the prompt."""
+    lines = [line for line in code.splitlines() if line.strip()]
+    return len(lines) == 1 and lines[0].startswith("%")
 
 
 def _check_syntax(code: str, path: str, line: int, what: str, problems: list[Problem], mode: str = "exec") -> bool:

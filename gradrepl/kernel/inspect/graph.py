@@ -13,6 +13,9 @@ from collections import deque
 
 import torch
 
+from gradrepl.kernel.inspect.saved import node_saved_bytes
+from gradrepl.textviews import format_bytes
+
 MAX_NODES = 200  # bigger graphs are cut off and marked truncated
 UNNAMED_LEAF = "<unnamed leaf>"
 
@@ -55,7 +58,7 @@ def _describe(node, node_id: int, names: dict[int, str]) -> dict:
     if type(node).__name__ == "AccumulateGrad":
         leaf = names.get(id(node.variable), UNNAMED_LEAF)
     return {"id": node_id, "op": type(node).__name__, "shapes": _shapes(node), "leaf": leaf,
-            "saved": _saved(node, names)}
+            "saved": _saved(node, names), "saved_bytes": node_saved_bytes(node)}
 
 
 def _shapes(node) -> list:
@@ -149,4 +152,6 @@ def _label(node: dict) -> str:
             parts.append(f"{saved['name']} {saved['shape']}{alias}")
     if parts:
         text += "  saved: " + ", ".join(parts)
+    if node.get("saved_bytes"):
+        text += f"  (holds {format_bytes(node['saved_bytes'])})"
     return text

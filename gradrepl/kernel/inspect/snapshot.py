@@ -42,6 +42,7 @@ import torch
 from torch import nn
 
 from gradrepl.kernel.inspect import writes
+from gradrepl.kernel.inspect.saved import saved_bytes
 from gradrepl.kernel.inspect.summary import dims, summarize
 
 SKIP_NAMES = frozenset({"torch", "nn", "F"})  # preloaded by the kernel
@@ -78,6 +79,7 @@ class Inspector:
         self._live: set[str] = set()            # names that own a row
         self._occurrences: Counter[int] = Counter()  # id(tensor) -> names reaching it
         self._changed: set[str] = set()         # names changed in the last step
+        self._holding: set[str] = set()         # names whose graph holds saved tensors
         self._aliases: dict[str, list[str]] = {}  # row name -> the other names of its tensor
         self._held: dict[str, tuple[int, ...]] = {}  # row name -> ids of its tensor and its grad
         self._owner_of: dict[int, str] = {}     # id of a row's tensor or grad -> row name
@@ -139,6 +141,8 @@ class Inspector:
             self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
             self._remember(name, tensor)
             changed.append(self._rows[name])
+        changed.extend(self._freed_graphs(changed))
+        self._holding.difference_update(removed)
         self.stopped = _stop_note(walker, late, len(changed))
         self._changed = {row["name"] for row in changed}
         return [{**row, "changed": True} for row in changed], removed
@@ -155,7 +159,22 @@ class Inspector:
                 tensor = self._refs[name]()
                 if tensor is not None:
                     self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
+            self._holding = {name for name, row in self._rows.items() if row["saved_bytes"]}
         return [{**row, "changed": name in self._changed} for name, row in self._rows.items()]
+
+    def _freed_graphs(self, changed: list[dict]) -> list[dict]:
+        """Rows whose saved tensors backward freed: the tensor itself did not change, its row does."""
+        fresh = {row["name"] for row in changed}
+        rows = []
+        for name in self._holding - fresh:
+            ref = self._refs.get(name)
+            tensor = None if ref is None else ref()
+            if tensor is not None and saved_bytes(tensor) != self._rows[name]["saved_bytes"]:
+                self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
+                rows.append(self._rows[name])
+        for row in chain(changed, rows):
+            (self._holding.add if row["saved_bytes"] else self._holding.discard)(row["name"])
+        return rows
 
     def resolve(self, name: str) -> torch.Tensor | None:
         """The live tensor a row name refers to, or None (names are looked up, never evaluated)."""
@@ -310,6 +329,7 @@ def _row(name: str, t: torch.Tensor, aliases: list[str]) -> dict:
         "changed": True,
         "grad": None if grad is None else summarize(grad),
         "value": summarize(t),
+        "saved_bytes": saved_bytes(t),
     }
 
 
@@ -321,7 +341,7 @@ def _safe_row(name: str, t: torch.Tensor, aliases: list[str]) -> dict:
         why = f"cannot be inspected: {type(exc).__name__}: {exc}"
     row = {"name": name, "aliases": list(aliases), "shape": None, "dtype": "?", "device": "?",
            "requires_grad": False, "is_leaf": True, "grad_fn": None, "retains_grad": False, "version": -1,
-           "changed": True, "grad": None, "value": None, "inspect_error": why}
+           "changed": True, "grad": None, "value": None, "saved_bytes": 0, "inspect_error": why}
     for key, read in (("dtype", lambda: str(t.dtype)), ("device", lambda: str(t.device)),
                       ("requires_grad", lambda: bool(t.requires_grad)), ("is_leaf", lambda: bool(t.is_leaf)),
                       ("grad_fn", lambda: None if t.grad_fn is None else type(t.grad_fn).__name__)):

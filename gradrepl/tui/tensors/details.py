@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from gradrepl.terminal_text import visible
+from gradrepl.textviews import format_bytes
 from gradrepl.tui.tensors.cells import shape, summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
 from gradrepl.tui.tensors.graph_tree import GraphTree
@@ -82,5 +83,7 @@ def values_text(row: dict[str, Any]) -> Text:
     if row.get("retains_grad"):
         facts.append("retains_grad")
     facts.append(f"version {row.get('version', 0)}")
+    if row.get("saved_bytes"):
+        facts.append(f"graph holds {format_bytes(row['saved_bytes'])}")
     text.append("\n" + " · ".join(facts), style="dim")
     return text

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from gradrepl.textviews import format_bytes
 from gradrepl.tui.tensors.cells import shape
 
 
@@ -66,6 +67,8 @@ def node_label(node: dict[str, Any]) -> Text:
     leaf = node.get("leaf")
     if leaf:
         label.append(f"  leaf {leaf}" if isinstance(leaf, str) else "  leaf", style="green")
+    if node.get("saved_bytes"):
+        label.append(f"  holds {format_bytes(node['saved_bytes'])}", style="yellow")
     return label
 
 
