@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from gradrepl.kernel.sizes import format_bytes
 from gradrepl.terminal_text import visible, visible_step
 
 COLUMNS = ("name", "shape", "dtype", "req_grad", "leaf", "grad_fn", ".grad", "value")
@@ -40,16 +41,6 @@ def _num(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
-
-
-def format_bytes(count: int | None) -> str:
-    """1536 -> '1.5 KB'; sizes a learner reads at a glance (powers of 1024)."""
-    units = ("B", "KB", "MB", "GB", "TB")
-    size, unit = float(count or 0), 0
-    while size >= 1024 and unit < len(units) - 1:
-        size /= 1024
-        unit += 1
-    return f"{int(size)} B" if unit == 0 else f"{size:.1f} {units[unit]}"
 
 
 def row_cells(row: dict, width: int = 32) -> list[str]:

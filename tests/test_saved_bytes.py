@@ -74,8 +74,8 @@ async def test_no_grad_frozen_layer_and_checkpoint_hold_less(session):
 async def test_graph_view_shows_each_nodes_saved_size(session):
     await session.execute("x = torch.ones(1000, requires_grad=True)\ny = (x * x).sum()")
     reply = await session.graph("y")
-    mul = next(node for node in reply["graph"]["nodes"] if node["op"] == "MulBackward0")
+    mul = next(node for node in reply.data["graph"]["nodes"] if node["op"] == "MulBackward0")
     assert mul["saved_bytes"] == 4000  # x saved twice, one storage
-    assert "holds 3.9 KB" in reply["text"]
+    assert "holds 3.9 KB" in reply.data["text"]
     listing = await session.execute("%graph y")
     assert "holds 3.9 KB" in listing.display

@@ -68,7 +68,7 @@ async def test_two_layer_network_trace_matches_autograd_grad(session):
     result = await session.execute("%trace loss")
     trace = result.trace["traces"][0]
     assert_engine_order(trace)
-    graph = (await session.graph("loss"))["graph"]
+    graph = (await session.graph("loss")).data["graph"]
     assert len(trace["nodes"]) == len(graph["nodes"])  # every node of the graph, AccumulateGrad included
     got = leaf_grads(trace)
     assert set(got) == set(PARAMETERS)

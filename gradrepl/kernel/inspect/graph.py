@@ -14,7 +14,7 @@ from collections import deque
 import torch
 
 from gradrepl.kernel.inspect.saved import node_saved_bytes
-from gradrepl.textviews import format_bytes
+from gradrepl.kernel.sizes import format_bytes
 
 MAX_NODES = 200  # bigger graphs are cut off and marked truncated
 UNNAMED_LEAF = "<unnamed leaf>"

@@ -50,6 +50,7 @@ MAX_DEPTH = 4            # d['a'][0][1][2] is as deep as names go
 MAX_WIDTH = 20_000       # elements of one list/tuple/dict looked at
 MAX_MODULE_DEPTH = 16    # levels of submodules followed
 TIME_BUDGET = 0.5        # seconds of inspection per step before the panel stops and says so
+MAX_ALIASES = 16         # other names listed beside a row; the rest are counted
 CHECK_EVERY = 64         # containers visited (or rows built) between two looks at the clock
 
 _VERSION = attrgetter("_version")
@@ -232,6 +233,9 @@ class Inspector:
             for name, tensor_id in zip(names, ids):
                 if owner[tensor_id] != name:
                     aliases.setdefault(owner[tensor_id], []).append(name)
+            for name, others in aliases.items():
+                if len(others) > MAX_ALIASES:  # `[t] * 10**6` must not make a row of a million names
+                    aliases[name] = others[:MAX_ALIASES] + [f"(+{len(others) - MAX_ALIASES:,} more)"]
         self._live = set(owner.values())
         removed = self._drop_rows(self._rows.keys() - self._live)
         refs = dict(zip(names, chain.from_iterable(group.refs for group in self._groups.values())))

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from gradrepl.terminal_text import visible
-from gradrepl.textviews import format_bytes
+from gradrepl.kernel.sizes import format_bytes
 from gradrepl.tui.tensors.cells import shape, summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
 from gradrepl.tui.tensors.graph_tree import GraphTree

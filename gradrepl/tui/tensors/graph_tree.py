@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from gradrepl.textviews import format_bytes
+from gradrepl.kernel.sizes import format_bytes
 from gradrepl.tui.tensors.cells import shape
 
 

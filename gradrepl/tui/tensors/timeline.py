@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
-from gradrepl.textviews import format_bytes
+from gradrepl.kernel.sizes import format_bytes
 from gradrepl.tui.tensors.cells import COLUMNS, row_cells
 
 PAST_STYLE = "bold yellow"
