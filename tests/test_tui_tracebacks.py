@@ -1,4 +1,4 @@
-"""Tracebacks in the console: the learner's frames compactly, torch's folded behind F6 or a click, carets."""
+"""Tracebacks in the console: the learner's frames compactly, torch's folded behind F9 or a click, carets."""
 
 from __future__ import annotations
 
@@ -45,12 +45,12 @@ async def test_nested_error_shows_learner_frames_and_folds_torch_frames(history)
         assert lines[start + 10].startswith("RuntimeError: element 0 of tensors does not require grad")
         assert not any("gradrepl/" in line or "_tensor.py" in line for line in lines)
         assert "toggle_library_frames" in shown_actions(app)
-        await pilot.press("f6")
+        await pilot.press("f9")
         lines = log_lines(app)
         assert any(line.strip().startswith("torch/_tensor.py, line ") for line in lines)
         assert not any("folded" in line for line in lines)
         assert not any("gradrepl/" in line for line in lines)
-        await pilot.press("f6")
+        await pilot.press("f9")
         assert any("torch frames folded" in line for line in log_lines(app))
 
 

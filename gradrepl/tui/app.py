@@ -79,7 +79,7 @@ class GradReplApp(App):
         Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="interrupt"),
         Binding("f8", "kill", "Kill kernel", id="kill"),
         Binding("f2", "toggle_focus", "Input ⇄ tensors", id="toggle_focus"),
-        Binding("f6", "toggle_library_frames", "Torch frames", id="toggle_library_frames"),
+        Binding("f9", "toggle_library_frames", "Torch frames", id="toggle_library_frames"),
         Binding("escape", "close_details", "Close details", id="close_details"),
         Binding("escape", "focus_input", "Back to the input", show=False),
         Binding("f3", "timeline(-1)", "Earlier step", id="timeline_back"),
@@ -325,7 +325,7 @@ class GradReplApp(App):
         self.steps_in_kernel += 1
         result = message.result
         self.query_one(ConsoleLog).write_result(result)
-        self.refresh_bindings()  # F6 shows once a traceback has torch frames to open
+        self.refresh_bindings()  # F9 shows once a traceback has torch frames to open
         if is_help(result.display):
             self.push_screen(HelpView(result.display.get("title", "help"), result.display.get("text", "")),
                              lambda _: self.focus_input())

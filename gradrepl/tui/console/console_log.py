@@ -26,8 +26,8 @@ class ConsoleLog(RichLog):
         super().__init__(wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20, **kwargs)
         self._written: list = []
         self._wrapped_at = 0
-        self.show_library_frames = False  # F6: torch's frames in every traceback, or folded
-        self.has_library_frames = False  # some traceback in the log has frames F6 would open
+        self.show_library_frames = False  # F9: torch's frames in every traceback, or folded
+        self.has_library_frames = False  # some traceback in the log has frames F9 would open
 
     def _emit(self, content) -> None:
         self._written.append(content)
@@ -35,7 +35,7 @@ class ConsoleLog(RichLog):
         self.write(self._renderable(content))
 
     def _renderable(self, content):
-        # Errors are kept as ErrorInfo so F6 can draw them again with library frames open or folded.
+        # Errors are kept as ErrorInfo so F9 can draw them again with library frames open or folded.
         return error_view(content, self.show_library_frames) if isinstance(content, ErrorInfo) else content
 
     def on_resize(self) -> None:

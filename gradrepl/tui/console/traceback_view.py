@@ -2,7 +2,7 @@
 
 Built from ErrorInfo.frames (kernel/tracebacks.py): each learner frame is its location
 and its source line behind IPython's arrow; torch's frames fold into one line that
-F6 (or a click on it) opens; a SyntaxError shows its line with a caret under the spot.
+F9 (or a click on it) opens; a SyntaxError shows its line with a caret under the spot.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _frame(frame: dict) -> Text:
 
 def _fold_line(frames: list[dict]) -> Text:
     libraries = sorted({_library_name(frame["filename"]) for frame in frames})
-    words = f"  ⋯ {len(frames)} {'/'.join(libraries)} frame{'s' if len(frames) > 1 else ''} folded (F6 or click shows them)"
+    words = f"  ⋯ {len(frames)} {'/'.join(libraries)} frame{'s' if len(frames) > 1 else ''} folded (F9 or click shows them)"
     return Text(words, style=Style(dim=True, italic=True, meta={"@click": TOGGLE_ACTION}))
 
 
