@@ -21,6 +21,12 @@ GRADREPL_DIR = os.path.dirname(os.path.abspath(gradrepl.__file__)) + os.sep
 HEADER = "Traceback (most recent call last):\n"
 
 
+def without_own_frames(stack: str) -> str:
+    """A crash stack (faulthandler's, on stderr) without gradrepl's frames: the learner's and torch's stay."""
+    own = f'File "{GRADREPL_DIR}'
+    return "".join(line for line in stack.splitlines(True) if not line.lstrip().startswith(own))
+
+
 def cell_name(step: int) -> str:
     """The filename a REPL step's code is compiled under, as IPython names its cells."""
     return f"Cell In[{step}]"

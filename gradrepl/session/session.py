@@ -14,6 +14,7 @@ from gradrepl.completeness import HELP_LINE
 from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
+from gradrepl.kernel.tracebacks import without_own_frames
 from gradrepl.session.magics import Magics
 from gradrepl.session.replies import Reply, reply_from
 from gradrepl.session.state import KernelState
@@ -131,6 +132,7 @@ class Session:
     async def _after_crash(self, step: int, source: str, reason: str) -> StepResult:
         dead = self.client.kernel
         out, err = await self.client.leftover_output(dead) if dead else ("", "")
+        err = without_own_frames(err)  # a segfault's stack names the worker's frames too
         removed = await self.restart()
         words = (f"{reason[0].upper()}{reason[1:]}. A fresh kernel was started "
                  f"({self.client.kernel.started_ms:.0f} ms): the variables you defined before are lost. "
