@@ -14,6 +14,7 @@ Run: .venv/bin/python benchmarks/bench_check.py [--quick]
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -25,6 +26,8 @@ import torch  # noqa: E402
 
 from gradrepl.kernel.symbolic import crosscheck, expr  # noqa: E402
 from gradrepl.kernel.symbolic.ops import check_expression, check_tensor, recording  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
 from sizes import pick  # noqa: E402
 
 TYPICAL = ["x**2 + 3*x", "sin(x)*exp(y)", "sigmoid(w*x + b)", "tanh(x)**2 + log(x)", "x**x"]

@@ -13,13 +13,17 @@ calling thread (steadier when other processes share the machine).
 
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 import time
 
 import torch
 from torch import nn
 
 from gradrepl.kernel.inspect import Inspector
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
 from sizes import pick
 
 STEPS = pick(300, 5)

@@ -12,6 +12,7 @@ Run: .venv/bin/python benchmarks/bench_kernel.py [--quick]  (needs the `bench` e
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -21,6 +22,8 @@ from pathlib import Path
 
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
 from sizes import pick
 
 GRADREPL = Path(sys.executable).with_name("gradrepl")

@@ -16,12 +16,15 @@ import os
 import signal
 import socket
 import statistics
+import sys
 import tempfile
 import time
 
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.sandbox import Policy, apply, parse_size
 from gradrepl.session import Session
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
 from sizes import QUICK
 
 # name -> (source of the faulting step, what the learner does while it runs: None, "interrupt", "kill", "sigkill")

@@ -9,6 +9,7 @@ Run: .venv/bin/python benchmarks/bench_startup.py [--quick]
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
 from sizes import pick
 
 GRADREPL = Path(sys.executable).with_name("gradrepl")

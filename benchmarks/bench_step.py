@@ -10,6 +10,7 @@ Run: .venv/bin/python benchmarks/bench_step.py [--quick]
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import subprocess
@@ -17,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
 from sizes import pick
 
 GRADREPL = Path(sys.executable).with_name("gradrepl")

@@ -17,12 +17,14 @@ Run: .venv/bin/python benchmarks/bench_timeline.py
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import sys
 import time
 from collections import deque
 
-from bench_kernel import session_statements
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its neighbours, however it is run
+from bench_kernel import session_statements  # noqa: E402
 
 from gradrepl.session import Session
 

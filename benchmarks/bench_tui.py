@@ -11,6 +11,7 @@ Run: .venv/bin/python benchmarks/bench_tui.py [--quick]  (needs tmux for the ter
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import statistics
@@ -29,6 +30,8 @@ from gradrepl.tui.app import GradReplApp  # noqa: E402
 from gradrepl.tui.console.code_input import CodeInput  # noqa: E402
 from gradrepl.tui.messages import PanelUpdated, StepFinished  # noqa: E402
 from gradrepl.tui.tensors.tensor_table import TensorTable  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
 from sizes import pick  # noqa: E402
 
 MANY = "ts = [torch.randn(4, requires_grad=True) for _ in range(1000)]"
