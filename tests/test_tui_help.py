@@ -18,6 +18,11 @@ def history(tmp_path) -> History:
     return History(tmp_path / "history.jsonl")
 
 
+def help_shown(app: GradReplApp) -> bool:
+    """The help view is on top and its page is composed."""
+    return isinstance(app.screen, HelpView) and bool(app.screen.query("#help-text"))
+
+
 def page_text(app: GradReplApp) -> str:
     return str(app.screen.query_one("#help-text").render())
 
@@ -27,7 +32,7 @@ async def test_question_mark_opens_a_scrollable_help_view(history):
     app = GradReplApp(history=history)
     async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
         await run_steps(pilot, recorder, "torch.ones?")
-        await until(pilot, lambda: isinstance(app.screen, HelpView), "the help view")
+        await until(pilot, lambda: help_shown(app), "the help view")
         assert "torch.ones" in str(app.screen.query_one("#help-title").render())
         assert "Returns a tensor filled" in page_text(app)
         page = app.screen.query_one("#help-page")
@@ -46,11 +51,11 @@ async def test_double_question_mark_shows_source_and_help_call_opens_the_same_vi
     app = GradReplApp(history=history)
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
         await run_steps(pilot, recorder, 'def scale(t):\n"""Twice t."""\nreturn t * 2\n', "scale??")
-        await until(pilot, lambda: isinstance(app.screen, HelpView), "the help view")
+        await until(pilot, lambda: help_shown(app), "the help view")
         assert "return t * 2" in page_text(app)
         await pilot.press("q")
         await run_steps(pilot, recorder, "help(scale)")
-        await until(pilot, lambda: isinstance(app.screen, HelpView), "help()'s view")
+        await until(pilot, lambda: help_shown(app), "help()'s view")
         assert "Twice t." in page_text(app)
 
 
@@ -59,5 +64,5 @@ async def test_help_text_with_escape_sequences_shows_them_instead_of_obeying_the
     app = GradReplApp(history=history)
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
         await run_steps(pilot, recorder, 'def loud():\n"""\\x1b[2J cleared?"""\n', "loud?")
-        await until(pilot, lambda: isinstance(app.screen, HelpView), "the help view")
+        await until(pilot, lambda: help_shown(app), "the help view")
         assert "\\x1b[2J cleared?" in page_text(app) and "\x1b" not in page_text(app)

@@ -27,6 +27,7 @@ class HelpView(ModalScreen[None]):
     #help-page { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
     #help-keys { height: 1; padding: 0 1; color: $text-muted; }
     """
+    AUTO_FOCUS = "#help-page"  # focused once the page is composed: keys scroll it at once
     BINDINGS = [
         Binding("escape,q", "close", "Close", show=False),
         Binding("up", "scroll(-1)", show=False),
@@ -49,9 +50,6 @@ class HelpView(ModalScreen[None]):
             with VerticalScroll(id="help-page"):
                 yield Static(Text(visible(self.page_text.rstrip("\n"))), id="help-text")
             yield Static("↑↓ PgUp PgDn Home End scroll · Esc or q closes", id="help-keys")
-
-    def on_mount(self) -> None:
-        self.query_one("#help-page").focus()
 
     def action_close(self) -> None:
         self.dismiss(None)
