@@ -141,7 +141,7 @@ async def kernel_round_trip() -> None:
             start = time.perf_counter()
             result = await session.check_expr(f"x**2 + {i + 3}*x", {"x": 2.0})
             times.append((time.perf_counter() - start) * 1000)
-            assert result["agree"], result
+            assert result.ok and result.data["agree"], result
         print(f"   warm check of a new expression: median {statistics.median(times):.2f} ms, "
               f"max {max(times):.2f} ms (target < 50 ms)")
     finally:
