@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
-from tui_support import Recorder, until
+from tui_support import Recorder, gate_kernel_start, until
 
 from gradrepl.history import History
-from gradrepl.session import Session
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.console.console_log import ConsoleLog
@@ -86,14 +84,7 @@ async def test_errors_show_their_explanation_and_keep_the_session(history):
 async def test_input_typed_while_warming_up_runs_when_ready(history, monkeypatch):
     # Hold the real kernel's start until the typing is done: a warm machine imports torch
     # faster than Pilot types forty keys.
-    gate = asyncio.Event()
-    real_start = Session.start
-
-    async def gated_start(self):
-        await gate.wait()
-        await real_start(self)
-
-    monkeypatch.setattr(Session, "start", gated_start)
+    gate = gate_kernel_start(monkeypatch)
     recorder = Recorder()
     app = GradReplApp(history=history)
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 
-from tui_support import Recorder, until
+from tui_support import Recorder, gate_kernel_start, until
 
 from gradrepl.history import History
-from gradrepl.session import Session
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.messages import KernelReady
@@ -18,14 +16,7 @@ def log_text(app: GradReplApp) -> str:
 
 
 async def test_banner_says_torch_is_imported_only_once_it_is(tmp_path, monkeypatch):
-    gate = asyncio.Event()
-    real_start = Session.start
-
-    async def gated_start(self):
-        await gate.wait()
-        await real_start(self)
-
-    monkeypatch.setattr(Session, "start", gated_start)
+    gate = gate_kernel_start(monkeypatch)
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "history.jsonl"))
     async with app.run_test(size=(100, 30), message_hook=recorder) as pilot:

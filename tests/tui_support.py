@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -52,3 +53,18 @@ def panel_lines(screen: str) -> list[str]:
                 break
             lines.append(part.strip("│"))
     return lines
+
+
+def gate_kernel_start(monkeypatch) -> asyncio.Event:
+    """Hold every Session's real kernel start until the returned event is set."""
+    from gradrepl.session import Session
+
+    gate = asyncio.Event()
+    real_start = Session.start
+
+    async def gated_start(self):
+        await gate.wait()
+        await real_start(self)
+
+    monkeypatch.setattr(Session, "start", gated_start)
+    return gate
