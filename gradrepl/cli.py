@@ -28,10 +28,13 @@ COMMANDS = (
 )
 # Commands that start a kernel at once (as the tutor does with no command): their zygote starts first thing.
 KERNEL_FIRST = {None, "run", "check", "play", "learn", "doctor"}
-VALUE_FLAGS = {"--memory-limit", "--workspace"}  # top-level flags followed by a value
+VALUE_FLAGS = {"--memory-limit", "--disk-limit", "--workspace"}  # top-level flags followed by a value
+HELP_FLAGS = ("-h", "--help", "--version")
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, dict]:
+    """The parser for `argv`. Only the command being run is imported and registered (a command's module
+    may import the course, the quiz, ...); help, or a word that is no command, registers them all."""
     parser = argparse.ArgumentParser(
         prog="gradrepl",
         description="A terminal tutor for PyTorch autograd. With no command, opens the tutor.",
@@ -43,7 +46,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     add_kernel_options(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = {}
-    for name in COMMANDS:
+    for name in _commands_to_register(argv):
         module = importlib.import_module(f"gradrepl.commands.{name}")
         module.register(subparsers)
         modules[name] = module
@@ -63,19 +66,34 @@ def main(argv: list[str] | None = None) -> int:
 
 def _starts_a_kernel(argv: list[str]) -> bool:
     """Whether these arguments run a command in KERNEL_FIRST (read without argparse: it is not built yet)."""
-    if any(arg in ("-h", "--help", "--version") for arg in argv):
+    if any(arg in HELP_FLAGS for arg in argv):
         return False
+    return _command_word(argv) in KERNEL_FIRST
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The first word that is neither a flag nor a flag's value: the command argparse will find."""
     words = iter(argv)
     for arg in words:
         if arg in VALUE_FLAGS:
             next(words, None)
         elif not arg.startswith("-"):
-            return arg in KERNEL_FIRST
-    return None in KERNEL_FIRST
+            return arg
+    return None
+
+
+def _commands_to_register(argv: list[str]) -> tuple[str, ...]:
+    word = _command_word(argv)
+    before_word = argv[:argv.index(word)] if word is not None else argv
+    if any(arg in ("-h", "--help") for arg in before_word):
+        return COMMANDS  # the top-level help lists every command
+    if word is None:
+        return ()
+    return (word,) if word in COMMANDS else COMMANDS  # argparse's "invalid choice" names them all
 
 
 def _main(argv: list[str] | None) -> int:
-    parser, modules = build_parser()
+    parser, modules = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         if args.command is None:

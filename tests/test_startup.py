@@ -14,6 +14,7 @@ from gradrepl.session import Session
 @pytest.mark.parametrize("argv, starts", [
     (["run", "script.py"], True),
     (["--memory-limit", "2G", "check", "x**2", "--at", "x=1"], True),  # a flag's value is not the command
+    (["--disk-limit", "256M"], True),
     ([], True),                      # the tutor itself
     (["--plain"], True),
     (["lessons"], False),

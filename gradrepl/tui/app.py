@@ -30,7 +30,6 @@ from gradrepl.tui.confirm import Confirm
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.console.help_view import HelpView, is_help
 from gradrepl.tui.tensors.details import TensorDetails
-from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.messages import (
     CompletionRequested,
     ConsoleNotice,
@@ -61,6 +60,17 @@ WELCOME = (
     "gradrepl · importing torch… type away: steps run as soon as it is in.\n"
     "Enter runs · Ctrl+J new line · Tab completes · Ctrl+R history · Ctrl+P commands · %help magics"
 )
+
+
+# The lesson pane (the course, markdown-it, yaml, the tutor) is imported when a lesson opens, not before the
+# first frame: queries name it by its id.
+LESSON_PANE = "#lesson"
+
+
+def lesson_pane(*args, **kwargs):
+    from gradrepl.tui.lesson.pane import LessonPane
+
+    return LessonPane(*args, **kwargs)
 
 
 HANGUP_CLOSE_TIMEOUT = 5.0  # seconds for the kernel and zygote to go after the terminal did
@@ -110,7 +120,7 @@ class GradReplApp(App):
     def compose(self) -> ComposeResult:
         with Horizontal(id="main", classes="-learn" if self.learn else None):
             if self.learn:
-                yield LessonPane(*self.learn, session=self.session, options=self.options)
+                yield lesson_pane(*self.learn, session=self.session, options=self.options)
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
                 yield CodeInput(self.repl_history, id="input")
@@ -472,20 +482,20 @@ class GradReplApp(App):
 
     async def open_lessons(self) -> None:
         """The lesson pane beside the console (the palette's "lesson: open"); its picker if already open."""
-        panes = self.query(LessonPane)
+        panes = self.query(LESSON_PANE)
         if panes:
             panes.first().show_picker()
             return
-        await self.query_one("#main").mount(LessonPane(session=self.session, options=self.options),
+        await self.query_one("#main").mount(lesson_pane(session=self.session, options=self.options),
                                             before="#console")
         self.query_one("#main").add_class("-learn")
 
     async def action_lesson_next(self) -> None:
-        for pane in self.query(LessonPane):
+        for pane in self.query(LESSON_PANE):
             await pane.advance()
 
     def action_lesson_check(self) -> None:
-        for pane in self.query(LessonPane):
+        for pane in self.query(LESSON_PANE):
             pane.check_task()
 
     def action_focus_input(self) -> None:
@@ -515,9 +525,9 @@ class GradReplApp(App):
         if action == "focus_input":  # Escape brings typing back to where it shows
             return not isinstance(self.focused, CodeInput)
         if action == "lesson_next":
-            return any(pane.can_advance() for pane in self.query(LessonPane))
+            return any(pane.can_advance() for pane in self.query(LESSON_PANE))
         if action == "lesson_check":
-            return any(pane.open_task() is not None for pane in self.query(LessonPane))
+            return any(pane.open_task() is not None for pane in self.query(LESSON_PANE))
         return True
 
     def tensor_names(self) -> list[str]:

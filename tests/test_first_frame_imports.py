@@ -1,0 +1,62 @@
+"""The first frame waits only for what it shows: `gradrepl` with no command paints the console and the
+panel without importing the course, the quiz, their parsers (markdown-it, yaml) or other commands."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+# Loaded when a lesson, the quiz or another command is opened; never before the first frame.
+NOT_BEFORE_FIRST_FRAME = (
+    "gradrepl.tutor", "gradrepl.tui.lesson", "gradrepl.tui.quiz", "gradrepl.plain", "markdown_it", "yaml",
+    "fsrs", "sqlite3", "textual.widgets._markdown", "torch", "sympy", "numpy",
+)
+
+FIRST_FRAME = """
+import asyncio, sys
+from gradrepl import cli
+
+parser, _ = cli.build_parser([])  # as `gradrepl` with no command builds it
+args = parser.parse_args([])
+from gradrepl.tui.app import GradReplApp
+from gradrepl.tui.console.console_log import ConsoleLog
+
+async def first_frame():
+    app = GradReplApp(start_kernel=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "importing torch" in "\\n".join(line.text for line in app.query_one(ConsoleLog).lines)
+        print(sorted(name for name in sys.modules
+                     if name.startswith("gradrepl.commands.") and name != "gradrepl.commands.common"))
+        print(sorted(name for name in sys.modules if name.startswith({prefixes})))
+
+asyncio.run(first_frame())
+"""
+
+
+def test_the_first_frame_imports_no_lesson_quiz_or_other_command():
+    code = FIRST_FRAME.format(prefixes=NOT_BEFORE_FIRST_FRAME)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    other_commands, pulled = done.stdout.strip().splitlines()[-2:]
+    assert other_commands == "[]"
+    assert pulled == "[]"
+
+
+def test_help_and_a_mistyped_command_still_name_every_command():
+    from gradrepl import cli
+
+    for argv in (["--help"], ["--plain", "-h"], ["lesons"]):
+        done = subprocess.run([sys.executable, "-m", "gradrepl", *argv], capture_output=True, text=True,
+                              cwd=ROOT, timeout=60, stdin=subprocess.DEVNULL)
+        said = done.stdout + done.stderr
+        assert all(name in said for name in cli.COMMANDS), (argv, said)
+
+
+def test_a_command_registers_only_itself_and_keeps_its_own_help():
+    done = subprocess.run([sys.executable, "-m", "gradrepl", "run", "--help"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and "usage: gradrepl run" in done.stdout and "--stop-on-error" in done.stdout
