@@ -60,3 +60,30 @@ def test_a_command_registers_only_itself_and_keeps_its_own_help():
     done = subprocess.run([sys.executable, "-m", "gradrepl", "run", "--help"], capture_output=True, text=True,
                           cwd=ROOT, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 0 and "usage: gradrepl run" in done.stdout and "--stop-on-error" in done.stdout
+
+
+async def test_code_typed_before_the_highlighter_is_ready_keeps_its_cursor_and_gets_colours(tmp_path):
+    from textual.app import App
+
+    from gradrepl.history import History
+    from gradrepl.tui.console.code_input import CodeInput
+
+    class Early(App):
+        def compose(self):
+            yield CodeInput(History(tmp_path / "history.jsonl"))
+
+        def on_mount(self) -> None:  # before the first frame, so before the Python highlighting
+            code_input = self.query_one(CodeInput)
+            code_input.load_text("x = 1\nfor i in range(3):")
+            code_input.move_cursor((1, 3))
+
+    app = Early()
+    async with app.run_test(size=(60, 10)) as pilot:
+        await pilot.pause()
+        code_input = app.query_one(CodeInput)
+        assert code_input.language == "python"
+        assert code_input.cursor_location == (1, 3)
+        assert code_input.text == "x = 1\nfor i in range(3):"
+        colours = {segment.text.strip(): segment.style.color for segment in code_input.render_line(1)
+                   if segment.text.strip()}
+        assert colours["for"] != colours["i"]  # a keyword is coloured apart from a name

@@ -118,6 +118,7 @@ class GradReplApp(App):
         self._exiting_for_hangup = False
 
     def compose(self) -> ComposeResult:
+        self._apply_breakpoint()  # before the widgets mount: styled once, in the layout they first show
         with Horizontal(id="main", classes="-learn" if self.learn else None):
             if self.learn:
                 yield lesson_pane(*self.learn, session=self.session, options=self.options)
@@ -142,7 +143,6 @@ class GradReplApp(App):
             event.stop()
 
     def on_mount(self) -> None:
-        self._apply_breakpoint()
         self.query_one(ConsoleLog).write_notice(WELCOME)
         if not self.learn:
             self.query_one(CodeInput).focus()

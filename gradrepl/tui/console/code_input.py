@@ -40,7 +40,6 @@ class CodeInput(TextArea):
 
     def __init__(self, history: History, **kwargs) -> None:
         super().__init__(
-            language="python",
             soft_wrap=True,
             tab_behavior="indent",
             show_line_numbers=False,
@@ -53,6 +52,15 @@ class CodeInput(TextArea):
         self._paste = PasteBurst()
         self._paste_timer = None
         self._paste_ends_with_enter = False
+
+    def on_mount(self) -> None:
+        # Compiling tree-sitter's Python query takes a few tens of ms: after the first frame, not before it.
+        self.call_after_refresh(self._highlight_python)
+
+    def _highlight_python(self) -> None:
+        selection = self.selection  # a new document puts the cursor at the start; keys may be in already
+        self.language = "python"
+        self.selection = selection
 
     async def _on_key(self, event: events.Key) -> None:
         if self.read_only:
