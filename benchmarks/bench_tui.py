@@ -105,11 +105,18 @@ class PtyRun:
         while True:
             text = self.ESCAPES.sub(b"", self.written).decode("utf-8", "replace")
             if all(marker in text for marker in markers):
+                self.cpu = self.cpu_seconds()
                 return self.read_at - self.started
             if not select.select([self.master], [], [], timeout)[0]:
                 raise TimeoutError(f"no {markers} within {timeout} s; screen text: {text[-2000:]}")
             self.written += os.read(self.master, 1 << 16)
             self.read_at = time.perf_counter()
+
+    def cpu_seconds(self) -> float:
+        """CPU time the program has used so far (its own process, not the zygote), at 1/100 s resolution."""
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
         """Ctrl+Q, as a learner leaves (the kernel and zygote go with the app); a kill if it does not."""

@@ -6,6 +6,7 @@ No torch, no sympy here: commands start a kernel process for that.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -28,6 +29,8 @@ COMMANDS = (
 )
 # Commands that start a kernel at once (as the tutor does with no command): their zygote starts first thing.
 KERNEL_FIRST = {None, "run", "check", "play", "learn", "doctor"}
+# Commands that open the tutor's TUI: the collector waits until its first frame is on screen.
+TUI_FIRST = {None, "learn"}
 VALUE_FLAGS = {"--memory-limit", "--disk-limit", "--workspace"}  # top-level flags followed by a value
 HELP_FLAGS = ("-h", "--help", "--version")
 
@@ -54,9 +57,14 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if _opens_the_tui(words):
+        # Start-up builds modules, classes and widgets that all stay alive: a collection finds nothing
+        # to free and costs tens of ms before the first frame. The TUI turns it back on after that frame.
+        gc.disable()
     from gradrepl.kernel import client
 
-    if _starts_a_kernel(sys.argv[1:] if argv is None else argv):
+    if _starts_a_kernel(words):
         client.start_zygote_early()  # torch imports in the zygote while we parse, import and read
     try:
         return _main(argv)
@@ -69,6 +77,13 @@ def _starts_a_kernel(argv: list[str]) -> bool:
     if any(arg in HELP_FLAGS for arg in argv):
         return False
     return _command_word(argv) in KERNEL_FIRST
+
+
+def _opens_the_tui(argv: list[str]) -> bool:
+    if any(arg in HELP_FLAGS for arg in argv):
+        return False
+    word = _command_word(argv)
+    return word in TUI_FIRST and not (word is None and "--plain" in argv)
 
 
 def _command_word(argv: list[str]) -> str | None:

@@ -1,5 +1,6 @@
 """The first frame waits only for what it shows: `gradrepl` with no command paints the console and the
-panel without importing the course, the quiz, their parsers (markdown-it, yaml) or other commands."""
+panel without importing the course, the quiz, their parsers (markdown-it, yaml) or other commands, and
+without garbage collections (turned back on once the frame is painted)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ NOT_BEFORE_FIRST_FRAME = (
 )
 
 FIRST_FRAME = """
-import asyncio, sys
+import asyncio, gc, sys
 from gradrepl import cli
 
+if cli._opens_the_tui([]):
+    gc.disable()  # as cli.main does until the first frame
 parser, _ = cli.build_parser([])  # as `gradrepl` with no command builds it
 args = parser.parse_args([])
 from gradrepl.tui.app import GradReplApp
@@ -31,6 +34,7 @@ async def first_frame():
         print(sorted(name for name in sys.modules
                      if name.startswith("gradrepl.commands.") and name != "gradrepl.commands.common"))
         print(sorted(name for name in sys.modules if name.startswith({prefixes})))
+        print("collector on" if gc.isenabled() else "collector off")
 
 asyncio.run(first_frame())
 """
@@ -41,9 +45,10 @@ def test_the_first_frame_imports_no_lesson_quiz_or_other_command():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
-    other_commands, pulled = done.stdout.strip().splitlines()[-2:]
+    other_commands, pulled, collector = done.stdout.strip().splitlines()[-3:]
     assert other_commands == "[]"
     assert pulled == "[]"
+    assert collector == "collector on"  # held off only until the first frame
 
 
 def test_help_and_a_mistyped_command_still_name_every_command():

@@ -25,6 +25,14 @@ def test_commands_that_need_a_kernel_start_the_zygote_first(argv, starts):
     assert cli._starts_a_kernel(argv) is starts
 
 
+@pytest.mark.parametrize("argv, opens", [
+    ([], True), (["--memory-limit", "2G"], True), (["learn", "01-tracking"], True),
+    (["--plain"], False), (["run", "script.py"], False), (["quiz"], False), (["learn", "--help"], False),
+])
+def test_only_the_tutor_tui_holds_the_collector_off_until_its_first_frame(argv, opens):
+    assert cli._opens_the_tui(argv) is opens
+
+
 async def test_the_first_session_adopts_the_early_zygote_and_runs_steps():
     client.start_zygote_early()
     early = client._early.process

@@ -9,6 +9,7 @@ Widgets reach the app only through messages (InputSubmitted, LessonJob, ...).
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import subprocess
@@ -149,10 +150,16 @@ class GradReplApp(App):
         self.query_one("#inspector").border_title = "tensors"
         self.query_one("#console").border_title = "console"
         self._busy_timer = self.set_interval(0.1, self._tick, pause=True)
+        self.call_after_refresh(self._after_first_frame)
         self._watch_terminal()
         if self.session is not None:
             self.start_kernel()
             self.run_steps()
+
+    def _after_first_frame(self) -> None:
+        if not gc.isenabled():  # cli.main held the collector off while the first screen was built
+            gc.freeze()  # what start-up made lives as long as the app: later collections skip it
+            gc.enable()
 
     def _apply_breakpoint(self) -> None:
         # Textual sets the breakpoint class on the first Resize, after the first frame is
