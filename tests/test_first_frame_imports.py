@@ -9,10 +9,11 @@ import sys
 
 from conftest import ROOT
 
-# Loaded when a lesson, the quiz or another command is opened; never before the first frame.
+# Loaded when a lesson, the quiz or another command is opened (pygments: when a step is echoed); never before
+# the first frame.
 NOT_BEFORE_FIRST_FRAME = (
     "gradrepl.tutor", "gradrepl.tui.lesson", "gradrepl.tui.quiz", "gradrepl.plain", "markdown_it", "yaml",
-    "fsrs", "sqlite3", "textual.widgets._markdown", "torch", "sympy", "numpy",
+    "fsrs", "sqlite3", "textual.widgets._markdown", "pygments", "torch", "sympy", "numpy",
 )
 
 FIRST_FRAME = """

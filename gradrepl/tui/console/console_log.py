@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import RichLog
@@ -12,6 +13,9 @@ from gradrepl.terminal_text import visible, visible_step
 from gradrepl.textviews import display_text
 from gradrepl.tui.console.help_view import is_help
 from gradrepl.tui.console.traceback_view import error_view
+
+if TYPE_CHECKING:
+    from rich.syntax import Syntax
 
 PROMPT = ">>> "
 CONTINUATION = "... "
@@ -58,6 +62,8 @@ class ConsoleLog(RichLog):
 
     def write_source(self, source: str) -> None:
         """Echo a step's source with Python highlighting, prompts in the margin."""
+        from rich.syntax import Syntax  # pygments, at the first step rather than before the first frame
+
         source = visible(source)  # lesson cells are lesson-controlled text
         lines = source.splitlines() or [""]
         prompts = Text("\n".join([PROMPT] + [CONTINUATION] * (len(lines) - 1)), style="bold green")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 
 from gradrepl.kernel.protocol import ErrorInfo
@@ -117,6 +116,8 @@ def _library_name(path: str) -> str:
 
 
 def _code(line: str, dim: bool = False) -> Text:
+    from rich.syntax import Syntax  # pygments, when a traceback is shown rather than before the first frame
+
     text = Syntax(line, "python", theme="ansi_dark", background_color="default").highlight(line)
     text.rstrip()
     if dim:
