@@ -9,7 +9,8 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from gradrepl.history import History
-from gradrepl.tui.tensors.cells import row_cells, shape, summary
+from gradrepl.textviews import shape_text as shape
+from gradrepl.tui.tensors.cells import row_cells, summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
 from gradrepl.tui.unicode_width import align_with_terminal
 

@@ -28,7 +28,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gradrepl.tui.messages import PanelUpdated
-from gradrepl.tui.tensors.cells import COLUMNS, row_cells
+from gradrepl.textviews import COLUMNS
+from gradrepl.tui.tensors.cells import row_cells
 
 LIT_STYLE = Style(bold=True, color="yellow")
 HEADER_STYLE = Style(bold=True)
