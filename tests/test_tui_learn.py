@@ -216,6 +216,9 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
         assert right.grade.correct and card.feedback_text.startswith("✓ Right.")
         await until(pilot, lambda: card.done, "the question to close")
         assert "answer: Autograd records the operations done with it" in card.feedback_text
+        options = card.query_one(ChoiceList)
+        marks = [str(options.get_option_at_index(shown).prompt)[:2] for shown in range(options.option_count)]
+        assert marks[card.order.index(0)] == "✓ " and marks.count("✓ ") == 1  # the answer, marked where it is
 
         await next_step(pilot, pane)
         task = app.query_one("#step-3", QuestionCard)
