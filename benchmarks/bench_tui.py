@@ -196,6 +196,23 @@ def _torch_import() -> float:
     return time.perf_counter() - started
 
 
+def history_load(runs: int = pick(7, 2)) -> None:
+    """The input history is read before the first frame: a years-long file should cost what a short one does."""
+    times = {}
+    for count in (1_000, 50_000):
+        path = Path(tempfile.mkdtemp()) / "repl_history.jsonl"
+        path.write_text("".join(f'"x{i} = torch.randn(3, requires_grad=True)\\nloss = (x{i} ** 2).sum()"\n'
+                                for i in range(count)), encoding="utf-8")
+        loads = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            History(path)
+            loads.append(time.perf_counter() - started)
+        times[count] = statistics.median(loads)
+        print(f"history of {count:>6,} entries: loaded in {1000 * times[count]:.1f} ms")
+    print(f"  ratio 50,000 / 1,000 entries: {times[50_000] / times[1_000]:.2f}x")
+
+
 def k_painted(value: int):
     pattern = re.compile(rf"●\s+k\s.*\s{value}\s")
     return lambda screen: pattern.search(screen) is not None
@@ -268,6 +285,7 @@ async def _step(pilot, events: list, source: str) -> tuple[float, float]:
 
 if __name__ == "__main__":
     first_frame()
+    history_load()
     if shutil.which("tmux") is None:
         print("tmux figures: skipped (no tmux)")
     else:

@@ -6,9 +6,12 @@ The TUI and the plain REPL share one file, so a line typed in either comes back 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 MAX_ENTRIES = 1000
+BLOCK = 64 << 10  # bytes read at a time, from the end of the file
 
 
 def default_path() -> Path | None:
@@ -31,17 +34,22 @@ class History:
         self._draft = ""
 
     def _load(self) -> list[str]:
+        """The newest MAX_ENTRIES entries. The file only grows: it is read from its end, so a years-long
+        history costs the start-up no more than a short one."""
         if self.path is None or not self.path.exists():
             return []
         entries = []
-        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in _lines_from_the_end(self.path):
+            if len(entries) == MAX_ENTRIES:
+                break
             try:
-                entry = json.loads(line)
+                entry = json.loads(line.decode("utf-8", errors="replace"))
             except ValueError:
                 continue  # a torn last line after a crash is not worth losing the rest
             if isinstance(entry, str):
                 entries.append(entry)
-        return entries[-MAX_ENTRIES:]
+        entries.reverse()
+        return entries
 
     def add(self, source: str) -> None:
         """Remember `source` (not twice in a row) and append it to the file."""
@@ -95,3 +103,18 @@ class History:
             if query in entry and entry not in found:
                 found.append(entry)
         return found
+
+
+def _lines_from_the_end(path: Path) -> Iterator[bytes]:
+    """The file's lines, last first, read a block at a time from the end."""
+    with path.open("rb") as handle:
+        position = handle.seek(0, os.SEEK_END)
+        partial = b""  # the start of a line whose beginning lies in the block before
+        while position > 0:
+            step = min(BLOCK, position)
+            position -= step
+            handle.seek(position)
+            lines = (handle.read(step) + partial).split(b"\n")
+            partial = lines.pop(0)
+            yield from reversed(lines)
+        yield partial

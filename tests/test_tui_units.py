@@ -127,3 +127,19 @@ def test_devanagari_is_measured_as_the_terminal_draws_it():
     from textual._wrap import get_character_cell_size
 
     assert get_character_cell_size("ि") == 1 and get_character_cell_size("्") == 0
+
+
+def test_a_long_history_keeps_its_newest_entries_read_from_the_end(tmp_path, monkeypatch):
+    from gradrepl import history as history_module
+
+    monkeypatch.setattr(history_module, "BLOCK", 7)  # lines cut across many blocks
+    path = tmp_path / "history.jsonl"
+    typed = [f"x{i} = torch.ones({i})\nx{i}.sum()  # é" for i in range(history_module.MAX_ENTRIES + 50)]
+    lines = [json.dumps(entry, ensure_ascii=False).encode() for entry in typed]
+    lines.insert(-3, b'{"not": "an entry"}')  # not a string: skipped
+    lines.insert(-2, b'"bad \xff"')  # not UTF-8: the byte is replaced, the entry kept
+    path.write_bytes(b"\n".join(lines) + b'\n"torn by a cra')
+    newest = History(path).entries
+    assert len(newest) == history_module.MAX_ENTRIES
+    assert newest[-1] == typed[-1] and newest[0] == typed[-history_module.MAX_ENTRIES + 1]
+    assert "bad \ufffd" in newest  # a stray byte is replaced, the entry kept
