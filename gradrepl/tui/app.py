@@ -19,7 +19,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, TextArea
+from textual.widgets import TextArea
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
@@ -28,6 +28,7 @@ from gradrepl.session.steps import Failed, Finished, QueueEvent, Queued, Started
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.confirm import Confirm
+from gradrepl.tui.key_footer import KeyFooter
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.console.help_view import HelpView, is_help
 from gradrepl.tui.tensors.details import TensorDetails
@@ -132,7 +133,7 @@ class GradReplApp(App):
                 yield TraceView(id="trace")
                 yield TensorDetails(id="details")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_key(self, event: events.Key) -> None:
         """Typed text belongs to the console: a printable key pressed on the tensor panel (which takes no
