@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if _starts_a_kernel(words):
         client.start_zygote_early()  # torch imports in the zygote while we parse, import and read
     try:
-        return _main(argv)
+        return _main(words)
     finally:
         client.discard_early_zygote()
 
@@ -107,8 +107,8 @@ def _commands_to_register(argv: list[str]) -> tuple[str, ...]:
     return (word,) if word in COMMANDS else COMMANDS  # argparse's "invalid choice" names them all
 
 
-def _main(argv: list[str] | None) -> int:
-    parser, modules = build_parser(sys.argv[1:] if argv is None else argv)
+def _main(argv: list[str]) -> int:
+    parser, modules = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         if args.command is None:

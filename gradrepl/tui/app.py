@@ -28,9 +28,9 @@ from gradrepl.session.steps import Failed, Finished, QueueEvent, Queued, Started
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.confirm import Confirm
-from gradrepl.tui.key_footer import KeyFooter
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.console.help_view import HelpView, is_help
+from gradrepl.tui.key_footer import KeyFooter
 from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.messages import (
     CompletionRequested,
