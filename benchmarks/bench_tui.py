@@ -92,7 +92,8 @@ class PtyRun:
         # A first start writes the bytecode a learner's machine already has; COLUMNS/LINES would override the size.
         env = {key: value for key, value in os.environ.items()
                if key not in ("COLUMNS", "LINES", "PYTHONDONTWRITEBYTECODE")}
-        env.update(TERM="xterm-256color", GRADREPL_HOME=tempfile.mkdtemp())
+        self.home = tempfile.mkdtemp()
+        env.update(TERM="xterm-256color", GRADREPL_HOME=self.home)
         self.master = master
         self.started = time.perf_counter()
         self.process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env,
@@ -134,6 +135,7 @@ class PtyRun:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         os.close(self.master)
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 # Every part of the first screen: both panes' titles, the status line, the console's welcome. Textual's
@@ -164,7 +166,7 @@ def first_frame(runs: int = pick(5, 1)) -> None:
           f"goal <= 300 ms: {frame / 0.3:.2f}x the goal (runs: {', '.join(f'{1000 * f:.0f}' for f in frames)})")
     print(f"  CPU the TUI's own process had used by then: {1000 * cpu:.0f} ms (the zygote imports torch beside it; "
           "on a busy machine the wall time grows, this much less)")
-    print(f"  the footer's keys (Textual's second frame): {1000 * footer:.0f} ms")
+    print(f"  the footer's keys (Textual writes them once the bindings are known): {1000 * footer:.0f} ms")
     print(f"  a bare Textual app's first frame: {1000 * bare:.0f} ms; gradrepl / bare: {frame / bare:.2f}x")
     print(f"kernel idle (process start -> '● idle'): median {1000 * ready:.0f} ms "
           f"(runs: {', '.join(f'{1000 * r:.0f}' for r in readies)})")
@@ -199,8 +201,9 @@ def _torch_import() -> float:
 def history_load(runs: int = pick(7, 2)) -> None:
     """The input history is read before the first frame: a years-long file should cost what a short one does."""
     times = {}
+    folder = tempfile.TemporaryDirectory()
     for count in (1_000, 50_000):
-        path = Path(tempfile.mkdtemp()) / "repl_history.jsonl"
+        path = Path(folder.name) / f"history-{count}.jsonl"
         path.write_text("".join(f'"x{i} = torch.randn(3, requires_grad=True)\\nloss = (x{i} ** 2).sum()"\n'
                                 for i in range(count)), encoding="utf-8")
         loads = []
@@ -210,6 +213,7 @@ def history_load(runs: int = pick(7, 2)) -> None:
             loads.append(time.perf_counter() - started)
         times[count] = statistics.median(loads)
         print(f"history of {count:>6,} entries: loaded in {1000 * times[count]:.1f} ms")
+    folder.cleanup()
     print(f"  ratio 50,000 / 1,000 entries: {times[50_000] / times[1_000]:.2f}x")
 
 
