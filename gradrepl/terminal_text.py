@@ -20,6 +20,11 @@ def visible(text: str) -> str:
     return text.translate(_TABLE)
 
 
+def first_control(text: str) -> str | None:
+    """The first character of ``text`` that `visible` would escape, or None when there is none."""
+    return next((char for char in text if ord(char) in _TABLE), None)
+
+
 def visible_step(result):
     """A copy of a StepResult whose learner-controlled text is all `visible`."""
     error = result.error and dataclasses.replace(
