@@ -30,14 +30,20 @@ def visible_step(result):
     error = result.error and dataclasses.replace(
         result.error, message=visible(result.error.message), traceback=visible(result.error.traceback),
         explanation=result.error.explanation and visible(result.error.explanation),
-        frames=[{**frame, **{key: visible(str(frame[key])) for key in ("filename", "name", "line", "text")
-                             if frame.get(key) is not None}} for frame in result.error.frames])
+        frames=_visible_frames(result.error.frames),
+        causes=[{**cause, "message": visible(str(cause.get("message", ""))),
+                 "frames": _visible_frames(cause.get("frames", []))} for cause in result.error.causes])
     return dataclasses.replace(
         result, stdout=visible(result.stdout), stderr=visible(result.stderr),
         result=result.result and visible(result.result), display=_visible_display(result.display),
         notes=[visible(note) for note in result.notes], error=error,
         removed=[visible(name) for name in result.removed],
         tensors=[{**row, "name": visible(str(row.get("name", "")))} for row in result.tensors])
+
+
+def _visible_frames(frames: list[dict]) -> list[dict]:
+    return [{**frame, **{key: visible(str(frame[key])) for key in ("filename", "name", "line", "text")
+                         if frame.get(key) is not None}} for frame in frames]
 
 
 def _visible_display(display):
