@@ -30,6 +30,9 @@ def visible_step(result):
     error = result.error and dataclasses.replace(
         result.error, message=visible(result.error.message), traceback=visible(result.error.traceback),
         explanation=result.error.explanation and visible(result.error.explanation),
+        text=result.error.text and visible(result.error.text),
+        offset=_moved(result.error.text, result.error.offset, base=1),
+        end_offset=_moved(result.error.text, result.error.end_offset, base=1),
         frames=_visible_frames(result.error.frames),
         causes=[{**cause, "message": visible(str(cause.get("message", ""))),
                  "frames": _visible_frames(cause.get("frames", []))} for cause in result.error.causes])
@@ -42,8 +45,18 @@ def visible_step(result):
 
 
 def _visible_frames(frames: list[dict]) -> list[dict]:
+    """Frames with visible text, and the caret's columns moved with the line they point into."""
     return [{**frame, **{key: visible(str(frame[key])) for key in ("filename", "name", "line", "text")
-                         if frame.get(key) is not None}} for frame in frames]
+                         if frame.get(key) is not None},
+             **{key: _moved(frame.get("line"), frame[key]) for key in ("col", "end_col") if frame.get(key) is not None}}
+            for frame in frames]
+
+
+def _moved(line: str | None, column: int | None, base: int = 0) -> int | None:
+    """Where ``column`` of ``line`` (counted from ``base``) lands once the line is made visible."""
+    if not line or column is None or column < base:
+        return column
+    return len(visible(line[:column - base])) + base
 
 
 def _visible_display(display):

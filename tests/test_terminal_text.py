@@ -105,3 +105,14 @@ async def test_a_question_card_shows_kernel_quoted_text_visibly():
         shown = "\n".join(widget.render_line(y).text for widget in card.query("*") if widget.display
                           for y in range(widget.size.height))
     assert raw_controls(shown) == [] and "\\x1b]0;X\\x07" in shown and "answer: \\x1b[2J" in shown
+
+
+async def test_carets_stay_under_the_failing_code_when_a_line_is_made_visible(session):
+    from gradrepl.terminal_text import visible_step
+
+    failed = visible_step(await session.execute('s = "\x1b[1m" + str(1 / 0)'))
+    (frame,) = [frame for frame in failed.error.frames if frame["origin"] == "learner"]
+    assert raw_controls(frame["line"]) == [] and frame["line"][frame["col"]:frame["end_col"]] == "1 / 0"
+    bad = visible_step(await session.execute('t = "\x1b[1m" + )'))
+    assert bad.error.type == "SyntaxError" and raw_controls(bad.error.text) == []
+    assert bad.error.text[bad.error.offset - 1] == ")"  # 1-based, as Python gives it

@@ -15,7 +15,6 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from gradrepl.kernel.protocol import ErrorInfo
-from gradrepl.terminal_text import visible
 
 ARROW = "----> "
 TOGGLE_ACTION = "app.toggle_library_frames"
@@ -50,7 +49,7 @@ def syntax_caret(error: ErrorInfo) -> Text | None:
     """`line N` of the cell, the code, and ^ under the columns Python blames (1-based offsets)."""
     if not _is_syntax_error(error) or not error.text or not error.offset:
         return None
-    raw = visible(error.text.rstrip("\n"))
+    raw = error.text.rstrip("\n")  # made visible, with the offsets moved along, by visible_step
     code = raw.lstrip()
     shift = len(raw) - len(code)
     start = max(0, error.offset - 1 - shift)
