@@ -16,8 +16,9 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, Footer, Markdown, Static
+from textual.widgets import Button, Markdown, Static
 
+from gradrepl.tui.key_footer import KeyFooter
 from gradrepl.tui.messages import KernelStateChanged
 from gradrepl.tui.question import QuestionCard
 from gradrepl.tui.quiz.words import result_markdown, summary_markdown
@@ -76,7 +77,7 @@ class QuizApp(App):
             with Horizontal(id="quiz-buttons"):
                 yield Button("Next", id="next-button", compact=True)
         yield Static(id="quiz-status")
-        yield Footer()
+        yield KeyFooter()
 
     async def on_mount(self) -> None:
         if self.grader is not None:
