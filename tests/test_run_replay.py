@@ -1,0 +1,75 @@
+"""`gradrepl run` sends a step as soon as the one before has replied: what a learner sees stays the
+same as running the steps one by one (each step's output, its table, stop-on-error, crashes, timeouts)."""
+
+from test_run_cli import run_json, steps
+
+
+def test_each_step_keeps_its_own_output_and_table(tmp_path):
+    script = tmp_path / "many.py"
+    script.write_text("import sys\n" + "".join(
+        f"t = torch.full(({i + 1},), {i}.0); print('step', {i}); print({i}, file=sys.stderr)\n" for i in range(40)))
+    proc, lines = run_json(script)
+    assert proc.returncode == 0, proc.stderr
+    ran = steps(lines)[1:]
+    assert [step["stdout"] for step in ran] == [f"step {i}\n" for i in range(40)]
+    assert [step["stderr"] for step in ran] == [f"{i}\n" for i in range(40)]
+    assert [[row["shape"] for row in step["tensors"] if row["name"] == "t"] for step in ran] == \
+           [[[i + 1]] for i in range(40)]
+
+
+def test_stop_on_error_runs_nothing_after_the_failing_step(tmp_path):
+    later = tmp_path / "later.txt"
+    script = tmp_path / "bad.py"
+    script.write_text(f"import pathlib\nx = 1\n1/0\npathlib.Path({str(later)!r}).write_text('ran')\nprint('never')\n")
+    proc, lines = run_json(script, "--stop-on-error", "--workspace", tmp_path)
+    assert proc.returncode == 1
+    assert [step["source"] for step in steps(lines)] == ["import pathlib", "x = 1", "1/0"]
+    assert lines[-1] == {**lines[-1], "type": "summary", "steps": 3, "errors": 1, "skipped": 2}
+    assert not later.exists()
+
+
+def test_without_stop_on_error_the_steps_after_a_failure_run(tmp_path):
+    later = tmp_path / "later.txt"
+    script = tmp_path / "bad.py"
+    script.write_text(f"import pathlib\n1/0\npathlib.Path({str(later)!r}).write_text('ran')\n")
+    proc, lines = run_json(script, "--workspace", tmp_path)
+    assert proc.returncode == 1
+    assert [step["error"] and step["error"]["type"] for step in steps(lines)] == [None, "ZeroDivisionError", None]
+    assert later.read_text() == "ran"
+
+
+CRASH = 'a = torch.ones(2)\nimport os; os._exit(3)\nprint("after", "a" in dir())\nb = torch.zeros(1)\n'
+
+
+def test_a_crash_mid_replay_is_reported_and_the_rest_runs_in_a_fresh_kernel(tmp_path):
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH)
+    proc, lines = run_json(script)
+    assert proc.returncode == 1
+    first, crashed, after, last = steps(lines)
+    assert crashed["error"]["type"] == "KernelLost" and "status 3" in crashed["error"]["message"]
+    assert "fresh kernel" in crashed["kernel_event"]
+    assert crashed["removed"] == ["a"] and crashed["tensors"] == []
+    assert after["stdout"] == "after False\n" and after["error"] is None
+    assert [row["name"] for row in last["tensors"]] == ["b"]
+    assert lines[0]["kernel"]["restarts"] == 0
+    assert lines[-1] == {**lines[-1], "type": "summary", "steps": 4, "errors": 1, "skipped": 0}
+
+
+def test_a_crash_with_stop_on_error_ends_the_replay(tmp_path):
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH)
+    proc, lines = run_json(script, "--stop-on-error")
+    assert proc.returncode == 1
+    assert [step["source"] for step in steps(lines)] == ["a = torch.ones(2)", "import os; os._exit(3)"]
+    assert lines[-1] == {**lines[-1], "steps": 2, "errors": 1, "skipped": 2}
+
+
+def test_a_step_past_the_timeout_is_interrupted_and_the_next_one_runs(tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text("import time\nn = 1\ntime.sleep(60)\nn += 1\nprint('next', n)\n")
+    proc, lines = run_json(script, "--step-timeout", "1")
+    assert proc.returncode == 1
+    slow = steps(lines)[2]
+    assert slow["error"]["type"] == "KeyboardInterrupt" and "1 s step timeout" in slow["error"]["explanation"]
+    assert steps(lines)[4]["stdout"] == "next 2\n"
