@@ -71,8 +71,8 @@ async def _replay(args, steps, options) -> int:
             emit_json(header)
         else:
             _print_header(header)
-        for line, text in steps:
-            result = await session.execute(text, filename=args.file, first_line=line)
+        async for result in session.replay(steps, args.file, args.stop_on_error):
+            line = steps[ran][0]
             ran += 1
             if args.json:
                 emit_json(_json_line(result, line, session))
@@ -80,8 +80,6 @@ async def _replay(args, steps, options) -> int:
                 _print_step(result, line)
             if result.error:
                 errors += 1
-                if args.stop_on_error:
-                    break
     summary = {"type": "summary", "steps": ran, "errors": errors, "skipped": len(steps) - ran,
                "duration_ms": round((time.perf_counter() - started) * 1000, 1)}
     if args.json:

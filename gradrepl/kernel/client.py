@@ -554,11 +554,9 @@ class KernelClient:
                 raise KernelDied(self._death_reason or kernel.replies.broken or describe_exit(status))
             return reply
 
-    async def execute(self, source: str, step: int, **fields) -> tuple[dict, str, str]:
-        """Run one step (`fields`: filename, first_line, timeit); returns (reply payload, stdout, stderr).
-        Raises KernelDied."""
-        kernel = self.kernel
-        reply = await self.request("execute", source=source, step=step, **fields)
+    async def step_output(self, kernel: KernelProcess, step: int, reply: dict) -> tuple[str, str]:
+        """What step `step` printed on stdout and stderr, once its `execute` reply is in; notes on the
+        reply say what was cut. The kernel may already be running a later step: its sentinels cut the pipes."""
         out, out_dropped = await kernel.stdout.step_output(step, OUTPUT_SETTLE)
         err, err_dropped = await kernel.stderr.step_output(step, OUTPUT_SETTLE)
         notes = reply.setdefault("notes", [])
@@ -566,7 +564,7 @@ class KernelClient:
             if dropped:
                 notes.append(f"{name} truncated: {dropped:,} bytes not shown (raw output past "
                              f"{protocol.OUTPUT_CAP // 1024} KiB per step)")
-        return reply, out, err
+        return out, err
 
     async def leftover_output(self, kernel: KernelProcess) -> tuple[str, str]:
         """What a dead kernel printed last (its faulthandler report, for one)."""
