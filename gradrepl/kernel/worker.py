@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 import timeit
+import types
 import warnings
 
 import torch
@@ -383,19 +384,29 @@ def describe(value) -> dict:
 
 
 def _split_last_expression(source: str, filename: str, first_line: int = 1):
-    """Compile a step; a final expression is compiled apart so its value can be echoed."""
+    """Compile a step; a final expression is compiled apart so its value can be echoed.
+
+    Compiled at line 1 and then moved to `first_line` (code objects hold their lines relative to
+    their first): cheaper than renumbering every node of the tree."""
     try:
         tree = ast.parse(source, filename, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = _moved(compile(ast.Expression(tree.body.pop().value), filename, "eval"), first_line - 1)
+        return _moved(compile(tree, filename, "exec"), first_line - 1), last
     except SyntaxError as exc:
         if exc.lineno:  # the script's line, not the step's
             exc.lineno += first_line - 1
             exc.end_lineno = exc.end_lineno + first_line - 1 if exc.end_lineno else None
         raise
-    ast.increment_lineno(tree, first_line - 1)
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
-    return compile(tree, filename, "exec"), last
+
+
+def _moved(code: types.CodeType, lines: int) -> types.CodeType:
+    """`code` and the code nested in it (functions, classes, comprehensions), `lines` lines further down."""
+    if not lines:
+        return code
+    consts = tuple(_moved(const, lines) if isinstance(const, types.CodeType) else const for const in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + lines, co_consts=consts)
 
 
 def _short_repr(value) -> str:
