@@ -78,3 +78,10 @@ async def test_a_one_shot_command_does_not_warm_the_zygote_behind_its_steps():
         await asyncio.sleep(1.5)  # long enough for an idle zygote to import its first modules
         await session.restart()
         assert (await session.execute(probe)).result == "False"
+
+
+async def test_a_kernel_collects_garbage_although_the_zygote_imported_torch_without(session):
+    code = ("import gc, weakref\nclass Node: pass\na, b = Node(), Node()\na.other, b.other = b, a\n"
+            "gone = weakref.ref(a)\ndel a, b\nkept = [[] for _ in range(5000)]\n"
+            "(gc.isenabled(), gone() is None)")
+    assert (await session.execute(code)).result == "(True, True)"

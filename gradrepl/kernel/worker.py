@@ -13,6 +13,7 @@ import ctypes
 import faulthandler
 import gc
 import io
+import mmap
 import os
 import signal
 import sys
@@ -99,6 +100,15 @@ class NoInput(io.TextIOBase):
     read = readline
 
 
+def _reserve() -> mmap.mmap | None:
+    """MEMORY_RESERVE bytes of address space, the budget the memory limit counts, never touched: it
+    costs no memory and no time to start a kernel, and freeing it makes room under the limit."""
+    try:
+        return mmap.mmap(-1, MEMORY_RESERVE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, MemoryError):
+        return None
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -115,7 +125,7 @@ class Kernel:
         self.executing = False
         self.stdout = CappedStream(1)
         self.stderr = CappedStream(2)
-        self.reserve: bytearray | None = bytearray(MEMORY_RESERVE)
+        self.reserve: mmap.mmap | None = _reserve()
         self.learner_files = {TIMEIT_FILE}  # filenames of code the learner wrote (cells, the run script)
         self.help_pages: list[dict] = []  # help(obj) calls during the current step
         self.namespace["help"] = self.learner_help
@@ -149,15 +159,14 @@ class Kernel:
             self.restore_reserve()
 
     def release_reserve(self) -> None:
+        if self.reserve is not None:
+            self.reserve.close()
         self.reserve = None
         gc.collect()
 
     def restore_reserve(self) -> None:
         if self.reserve is None:
-            try:
-                self.reserve = bytearray(MEMORY_RESERVE)
-            except MemoryError:
-                pass  # still full: try again after the next request
+            self.reserve = _reserve()  # still full: None, and tried again after the next request
 
     def op_ping(self, message: dict) -> dict:
         return {"pid": os.getpid()}
