@@ -51,14 +51,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gradrepl.kernel import client
+    from gradrepl.kernel import launch
 
     if _starts_a_kernel(sys.argv[1:] if argv is None else argv):
-        client.start_zygote_early()  # torch imports in the zygote while we parse, import and read
+        launch.start_zygote_early()  # torch imports in the zygote while we parse, import and read
     try:
         return _main(argv)
     finally:
-        client.discard_early_zygote()
+        launch.discard_early_zygote()
 
 
 def _starts_a_kernel(argv: list[str]) -> bool:

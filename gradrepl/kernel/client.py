@@ -20,7 +20,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from gradrepl.kernel import protocol, scratch
+from gradrepl.kernel import launch, protocol, scratch
+from gradrepl.kernel.machine import default_disk_limit, default_memory_limit
 from gradrepl.kernel.options import KernelOptions
 
 INTERRUPT_GRACE = 2.0    # seconds a step gets to stop after SIGINT before it is killed
@@ -258,72 +259,6 @@ class KernelProcess:
                 task.cancel()
 
 
-def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of the zygote and of spawned kernels."""
-    env = dict(os.environ)
-    env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
-    # torch starts a thread pool at import unless told not to, and a process with
-    # threads cannot be forked safely; each kernel sets its own count after forking.
-    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
-    env.update(extra or {})
-    return env
-
-
-def _launch_zygote(env: dict[str, str], args: list[str]) -> tuple[subprocess.Popen, socket.socket]:
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()), *args], pass_fds=[theirs.fileno()],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    theirs.close()
-    return process, ours
-
-
-@dataclass
-class _EarlyZygote:
-    """A zygote started before the frontend knew it needed one (start_zygote_early)."""
-
-    env: dict[str, str]
-    args: list[str]  # [scratch folder, disk limit], as Zygote passes them
-    process: subprocess.Popen
-    sock: socket.socket
-    claimed: bool = False  # a KernelClient took its scratch folder and will adopt it
-
-
-_early: _EarlyZygote | None = None
-
-
-def start_zygote_early() -> None:
-    """Launch the zygote now, first thing: its torch import then overlaps with everything the
-    frontend does (parsing flags, importing its UI, reading files) until it asks for a kernel."""
-    global _early
-    if _early is None:
-        from gradrepl.kernel.sandbox import default_disk_limit
-
-        env, args = kernel_env(), [scratch.make(), str(default_disk_limit())]
-        _early = _EarlyZygote(env, args, *_launch_zygote(env, args))
-
-
-def claim_early_scratch(env: dict[str, str], disk_limit: int) -> str | None:
-    """The early zygote's scratch folder, for the first client whose settings it was started with."""
-    if _early is None or _early.claimed or (_early.env, _early.args[1]) != (env, str(disk_limit)):
-        return None
-    _early.claimed = True
-    return _early.args[0]
-
-
-def discard_early_zygote() -> None:
-    """End an early zygote no Zygote adopted (the command stopped before it needed a kernel)."""
-    global _early
-    if _early is not None:
-        early, _early = _early, None
-        early.sock.close()
-        early.process.kill()
-        early.process.wait()
-        early.process.stderr.close()
-        if not early.claimed:
-            shutil.rmtree(early.args[0], ignore_errors=True)
-
-
 class Zygote:
     """The warm template process and the socket to it."""
 
@@ -341,14 +276,7 @@ class Zygote:
         self.reader_task: asyncio.Task | None = None
 
     async def start(self) -> None:
-        global _early
-        if _early is not None and _early.claimed and (_early.env, _early.args) == (self.env, self.args):
-            early, _early = _early, None
-            self.process, self.sock = early.process, early.sock
-        else:
-            if _early is not None and not _early.claimed:
-                discard_early_zygote()  # started for other settings: of no use here
-            self.process, self.sock = _launch_zygote(self.env, self.args)
+        self.process, self.sock = launch.adopt_early(self.env, self.args) or launch.launch_zygote(self.env, self.args)
         self.sock.setblocking(False)
         self.stderr_transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(self.stderr), self.process.stderr)
@@ -432,7 +360,7 @@ class KernelClient:
 
     def __init__(self, options: KernelOptions | None = None):
         self.options = options or KernelOptions()
-        self.scratch_dir = claim_early_scratch(self.env(), self.policy_disk_limit()) or scratch.make()
+        self.scratch_dir = launch.claim_early_scratch(self.env(), self.policy_disk_limit()) or scratch.make()
         self.kernel: KernelProcess | None = None
         self.zygote: Zygote | None = None
         self.mode = "spawn" if self.options.spawn else "fork"
@@ -443,20 +371,16 @@ class KernelClient:
 
     # -- lifecycle ------------------------------------------------------
     def policy_disk_limit(self) -> int:
-        from gradrepl.kernel.sandbox import default_disk_limit
-
         return self.options.disk_limit or default_disk_limit()
 
     def policy(self) -> dict:
-        from gradrepl.kernel.sandbox import default_memory_limit
-
         return {"memory_limit": self.options.memory_limit or default_memory_limit(),
                 "disk_limit": self.policy_disk_limit(),
                 "allow_network": self.options.allow_network, "scratch_dir": self.scratch_dir,
                 "workspace": self.options.workspace, "readable": list(self.options.readable)}
 
     def env(self) -> dict[str, str]:
-        return kernel_env(self.options.extra_env)
+        return launch.kernel_env(self.options.extra_env)
 
     async def start(self) -> KernelProcess:
         """Start the zygote (unless spawning) and one kernel; returns when it is ready."""
