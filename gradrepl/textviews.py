@@ -7,11 +7,26 @@ import textwrap
 from gradrepl.kernel.sizes import format_bytes
 from gradrepl.terminal_text import visible, visible_step
 
-COLUMNS = ("name", "shape", "dtype", "req_grad", "leaf", "grad_fn", ".grad", "value")
+# Column key -> header, in the order every frontend shows a tensor row: the four autograd facts first
+# (req = requires_grad, leaf = is_leaf).
+COLUMNS: dict[str, str] = {
+    "name": "name",
+    "requires_grad": "req",
+    "is_leaf": "leaf",
+    "grad_fn": "grad_fn",
+    "grad": ".grad",
+    "value": "value",
+    "shape": "shape",
+    "dtype": "dtype",
+}
+# A past step's table adds what each row's graph held, beside grad_fn where the eye already is.
+_BEFORE_GRAD = list(COLUMNS).index("grad")
+PAST_COLUMNS = dict([*list(COLUMNS.items())[:_BEFORE_GRAD], ("saved_bytes", "graph holds"),
+                     *list(COLUMNS.items())[_BEFORE_GRAD:]])
+WIDE_HEADERS = {"requires_grad": "requires_grad", "is_leaf": "is_leaf"}  # a plain table with room spells them out
 MIN_COLUMN = 4  # a narrow console wraps cells down to this many columns, never further
 GAP = "  "
-FLEXIBLE = (0, 5, 6, 7)  # name, grad_fn, .grad, value: these narrow first, the short ones last
-NARROW_HEADERS = {"req_grad": "req"}  # when the table must narrow, a header no wider than its cells
+FLEXIBLE = ("name", "grad_fn", "grad", "value")  # these narrow first, the short ones last
 _TREE_LEAD = " │├└─"
 
 
@@ -43,18 +58,37 @@ def _num(value) -> str:
     return str(value)
 
 
-def row_cells(row: dict, width: int = 32) -> list[str]:
-    dims = row.get("shape") or []
-    return [
-        row["name"],
-        "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")",
-        row["dtype"].replace("torch.", ""),
-        "yes" if row["requires_grad"] else "no",
-        "yes" if row["is_leaf"] else "no",
-        row["grad_fn"] or "-",
-        format_summary(row.get("grad"), width) if row.get("grad") is not None else "None",
-        format_summary(row.get("value"), width),
-    ]
+def shape_text(dims: list | None) -> str:
+    """[2, 3] -> 2×3; a scalar (no dims) reads as 'scalar'; unknown as '?'."""
+    if dims is None:
+        return "?"
+    if not dims:
+        return "scalar"
+    return "×".join(str(d) for d in dims)
+
+
+def row_label(row: dict) -> str:
+    """The row's name and every other name of the same tensor: `model[0].weight = layer.weight, p`."""
+    name = str(row.get("name", "?"))
+    aliases = row.get("aliases") or []
+    return f"{name} = {', '.join(map(str, aliases))}" if aliases else name
+
+
+def row_words(row: dict, width: int = 32) -> dict[str, str]:
+    """One tensor row's words, keyed like COLUMNS: the one row renderer (the TUI only styles these words).
+
+    Kernel-controlled text (names, grad_fn, an inspection error) comes out with its control characters visible."""
+    error = row.get("inspect_error")
+    return {
+        "name": visible(row_label(row)),
+        "requires_grad": "yes" if row.get("requires_grad") else "no",
+        "is_leaf": "yes" if row.get("is_leaf") else "no",
+        "grad_fn": visible(row.get("grad_fn") or "—"),
+        "grad": format_summary(row.get("grad"), width),
+        "value": visible(error) if error else format_summary(row.get("value"), width),
+        "shape": shape_text(row.get("shape")),
+        "dtype": str(row.get("dtype", "")).removeprefix("torch."),
+    }
 
 
 def step_text(result, width: int | None = None) -> str:
@@ -94,14 +128,16 @@ def tensor_table(rows: list[dict], all_rows: bool = False, width: int | None = N
     how much each row's graph holds (saved_bytes)."""
     if not rows:
         return "(no live tensors)"
-    body = [row_cells({**row, "name": visible(row["name"])}) + ([format_bytes(row.get("saved_bytes"))] if saved else [])
+    columns = PAST_COLUMNS if saved else COLUMNS
+    keys = list(columns)
+    body = [[{**row_words(row), "saved_bytes": format_bytes(row.get("saved_bytes"))}[key] for key in keys]
             for row in rows]
-    headers = list(COLUMNS) + (["graph holds"] if saved else [])
+    headers = [WIDE_HEADERS.get(key, columns[key]) for key in keys]
     room = (width - 2 - len(GAP) * (len(headers) - 1)) if width else None
     widths = _widths(headers, body)
     if room is not None and sum(widths) > room:
-        headers = [NARROW_HEADERS.get(header, header) for header in headers]
-        widths = _narrowed(_widths(headers, body), room)
+        headers = [columns[key] for key in keys]
+        widths = _narrowed(_widths(headers, body), room, [keys.index(key) for key in FLEXIBLE])
     lines = _table_row("  ", headers, widths)
     for row, cells in zip(rows, body):
         lines += _table_row("* " if row.get("changed") and not all_rows else "  ", cells, widths)
@@ -112,11 +148,11 @@ def _widths(headers: list[str], body: list[list[str]]) -> list[int]:
     return [max(len(header), *(len(cells[i]) for cells in body)) for i, header in enumerate(headers)]
 
 
-def _narrowed(widths: list[int], room: int) -> list[int]:
+def _narrowed(widths: list[int], room: int, flexible: list[int]) -> list[int]:
     """Take a column from the widest flexible one (then any) until they fit in `room` or reach MIN_COLUMN."""
     widths = list(widths)
     while sum(widths) > room:
-        for columns in (FLEXIBLE, range(len(widths))):
+        for columns in (flexible, range(len(widths))):
             widest = max(columns, key=lambda i: widths[i])
             if widths[widest] > MIN_COLUMN:
                 widths[widest] -= 1

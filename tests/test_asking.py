@@ -10,8 +10,7 @@ from textual.widgets import Input
 
 from gradrepl.commands.play import TerminalAnswerer
 from gradrepl.plain.quiz import _read_answer
-from gradrepl.tui.lesson.question import QuestionCard
-from gradrepl.tui.quiz.widgets import QuestionView
+from gradrepl.tui.question import QuestionCard
 from gradrepl.tutor.asking import read_choice, read_fields, read_typed
 from gradrepl.tutor.grading import Key
 from gradrepl.tutor.lesson import Option, Question
@@ -87,15 +86,17 @@ async def test_one_answer_is_read_the_same_by_all_four_frontends(monkeypatch):
     plain, said = await _plain_quiz_reads(STATE, ["?", typed["requires_grad"], "", typed["is_leaf"]])
     assert plain == expected and "Hint: z comes from an operation." in said
 
+    # learn and the quiz TUI show the same card, set up as each shows it.
     fields = {f"#field-{name}": value for name, value in typed.items()}
-    lesson = await _widget_reads(QuestionCard(STATE, ORDER, skippable=True), fields)
-    quiz = await _widget_reads(QuestionView(STATE, ORDER), fields)
-    assert lesson.value == expected and quiz == expected
+    lesson = await _widget_reads(QuestionCard(STATE, ORDER, skippable=True, task_in_console=True), fields)
+    quiz = await _widget_reads(QuestionCard(STATE, ORDER, title="a lesson"), fields)
+    assert lesson.value == expected and quiz.value == expected
 
     # A blank field is not an answer anywhere: nothing is graded.
     blank = {"#field-requires_grad": "True", "#field-is_leaf": "  "}
-    assert (await _widget_reads(QuestionCard(STATE, ORDER, skippable=True), blank)).kind == "again"
-    assert await _widget_reads(QuestionView(STATE, ORDER), blank) is None
+    assert (await _widget_reads(QuestionCard(STATE, ORDER, skippable=True, task_in_console=True), blank)).kind \
+        == "again"
+    assert (await _widget_reads(QuestionCard(STATE, ORDER), blank)).kind == "again"
 
     # A choice typed as the number shown: the same option in play and the plain quiz.
     assert (await _play_reads(CHOICE, ["1"], monkeypatch)).value == 2

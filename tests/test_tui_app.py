@@ -63,7 +63,7 @@ async def test_first_gradient_fills_the_panel(history):
         # The backward step filled x.grad and freed what y's graph saved: both are lit.
         assert table.lit_names() == ["x", "y"]
         assert recorder.of(PanelUpdated)[-1].changed == ["x", "y"]
-        assert table.rows_by_name["y"]["saved_bytes"] == 0
+        assert app.session.tensors["y"]["saved_bytes"] == 0
         assert recorder.of(KernelReady) and "idle" in app.query_one(StatusBar).render_text().plain
 
 

@@ -15,7 +15,7 @@ from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.lesson.messages import CourseLoaded, LessonEvent
 from gradrepl.tui.lesson.pane import LessonPane
 from gradrepl.tui.lesson.picker import LessonPicker
-from gradrepl.tui.lesson.question import QuestionCard
+from gradrepl.tui.question import ChoiceList, QuestionCard
 from gradrepl.tui.messages import StepFinished
 from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tutor.lesson_run import Graded, Opened
@@ -170,9 +170,10 @@ async def answer(pilot, card: QuestionCard, recorder: Recorder) -> Graded:
 
 
 async def choose(pilot, card: QuestionCard, option: int, recorder: Recorder) -> Graded:
-    """Pick an option: a click (or Enter) on it selects it and answers with it."""
+    """Pick an option by the number shown beside it: that answers with it."""
     graded = len(run_events(recorder, Graded))
-    await click(pilot, card.query_one(f"#option-{option}"))
+    card.query_one(ChoiceList).focus()
+    await pilot.press(str(card.order.index(option) + 1))
     await until(pilot, lambda: len(run_events(recorder, Graded)) > graded, "the grade")
     await pilot.pause()
     return run_events(recorder, Graded)[-1]
@@ -215,6 +216,9 @@ async def test_choice_feedback_then_a_task_checked_on_the_console_namespace(cour
         assert right.grade.correct and card.feedback_text.startswith("✓ Right.")
         await until(pilot, lambda: card.done, "the question to close")
         assert "answer: Autograd records the operations done with it" in card.feedback_text
+        options = card.query_one(ChoiceList)
+        marks = [str(options.get_option_at_index(shown).prompt)[:2] for shown in range(options.option_count)]
+        assert marks[card.order.index(0)] == "✓ " and marks.count("✓ ") == 1  # the answer, marked where it is
 
         await next_step(pilot, pane)
         task = app.query_one("#step-3", QuestionCard)
@@ -431,18 +435,24 @@ async def test_enter_on_an_option_answers_and_long_options_wrap_then_an_exercise
         pane = await opened(pilot, app, "exercises")
         await next_step(pilot, pane)
         card = app.query_one("#step-1", QuestionCard)
-        options = [card.query_one(f"#option-{i}") for i in range(2)]
+        options = card.query_one(ChoiceList)
+        options.scroll_visible(animate=False)
         await pilot.pause()
-        assert all(option.size.height >= 2 for option in options)  # wrapped, not cut off
-        rendered = [str(option.render_line(y)) for option in options for y in range(option.size.height)]
-        assert not any("…" in line for line in rendered)
-        radio = card.query_one("RadioSet")
-        radio.focus()
-        await pilot.pause()
-        # The options are shown shuffled: the highlight starts on the first shown; move it to the right one.
-        for _ in range(card.order.index(1)):
-            await pilot.press("down")
-        await pilot.press("enter")
+        rendered = " ".join(options.render_line(y).text.strip(" ▊▎▔▁") for y in range(options.size.height))
+        assert options.size.height >= 2 + 4  # inside its border, each long option wraps over two lines or more
+        assert "…" not in rendered and "a narrow lesson pane must wrap them over more lines" in " ".join(rendered.split())
+        # A click on the first option shown answers with it.
+        first = card.order[0]
+        await pilot.click(options, offset=(4, 1))
+        await until(pilot, lambda: run_events(recorder, Graded), "a click to answer with the option")
+        assert run_events(recorder, Graded)[-1].grade.correct == (first == 1)
+        if not card.done:
+            # The options are shown shuffled: move the highlight to the right one; Enter answers with it.
+            options.focus()
+            options.highlighted = 0
+            for _ in range(card.order.index(1)):
+                await pilot.press("down")
+            await pilot.press("enter")
         await until(pilot, lambda: card.done, "Enter to answer with the highlighted option")
         assert run_events(recorder, Graded)[-1].grade.correct
 

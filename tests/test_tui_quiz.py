@@ -22,7 +22,7 @@ from quiz_lesson import write_quiz_course
 from tui_support import KERNEL_WAIT, until
 
 from gradrepl.tui.quiz.app import AnswerGraded, QuizApp, closing_words
-from gradrepl.tui.quiz.widgets import QuestionView
+from gradrepl.tui.question import QuestionCard
 from gradrepl.tutor.grading import grade
 from gradrepl.tutor.lesson import LESSONS_ENV, load_course
 from gradrepl.tutor.progress import ProgressStore
@@ -61,11 +61,9 @@ async def type_line(pilot, text: str) -> None:
 
 
 def shown(app: QuizApp) -> str:
-    """What the current question says under its answer: hints, verdict and feedback."""
-    view = app.query_one(QuestionView)
-    hints = str(view.query_one("#quiz-hints").content)
-    verdict = str(view.query_one("#quiz-verdict").content)
-    return "\n".join([hints, verdict, view.query_one("#quiz-feedback").source])
+    """What the current question says under its answer: hints (Markdown), then the verdict and its words."""
+    card = app.query_one(QuestionCard)
+    return "\n".join([card.query_one("#hints").source, card.feedback_text])
 
 
 async def answer_graded(pilot, app: QuizApp, count: int) -> None:
@@ -87,15 +85,15 @@ async def test_one_right_after_a_hint_one_wrong_then_the_summary(course, store):
     app = QuizApp(quiz, grader=grader, lesson_titles={"tuiquiz": "त्वरित जाँच — quiz screen"})
     async with app.run_test(size=SIZE, message_hook=record) as pilot:
         for n, uid in enumerate(asked, 1):
-            view = app.query_one(QuestionView)
+            view = app.query_one(QuestionCard)
             assert view.question.uid == uid
             assert app.query_one("#quiz").border_title == f"quiz · question {n} of 2"
             if uid == "tuiquiz/square":
                 # The Devanagari title and prompt are laid out, not mangled.
-                assert "त्वरित जाँच — quiz screen" in view.query_one("#quiz-kind").render_line(0).text
-                assert "त्वरित जाँच" in view.query_one("#quiz-prompt").source
+                assert "त्वरित जाँच — quiz screen" in view.query_one("#question-kind").render_line(0).text
+                assert "त्वरित जाँच" in view.query_one("#question-prompt").source
                 await type_line(pilot, "?")
-                assert "hint 1: The derivative of x**2 is 2*x." in shown(app)
+                assert "**hint 1:** The derivative of x**2 is 2*x." in shown(app)
                 await type_line(pilot, "6")
             else:
                 # The shown order is shuffled; press the number under which "no" appears.
@@ -104,10 +102,10 @@ async def test_one_right_after_a_hint_one_wrong_then_the_summary(course, store):
                 assert app.phase == "grading" and "grading…" in shown(app)
             await answer_graded(pilot, app, n)
             if uid == "tuiquiz/square":
-                assert "✓ right after a hint" in shown(app)
+                assert "✓ **Right after a hint.**" in shown(app)
                 assert "Next review in 6 min." in shown(app)  # Hard: 5.5 min on a fixed clock
             else:
-                assert "✗ wrong" in shown(app)
+                assert "✗ **Wrong.**" in shown(app)
                 assert "A tensor you create yourself is a leaf" in shown(app)
                 assert "The answer: **yes**" in shown(app)
                 assert "Next review in 1 min." in shown(app)
@@ -140,17 +138,17 @@ async def test_quitting_mid_quiz_keeps_every_answer_given(course, store, session
     app = QuizApp(quiz)
     async with app.run_test(size=SIZE) as pilot:
         for n in (1, 2):
-            question = app.query_one(QuestionView).question
+            question = app.query_one(QuestionCard).question
             if question.type == "predict_state":
                 await type_line(pilot, "True")    # requires_grad: right
                 await type_line(pilot, "True")    # is_leaf: wrong, z comes from an operation
                 await answer_graded(pilot, app, n)
-                assert "✗ wrong" in shown(app) and "is_leaf is False" in shown(app)
+                assert "✗ **Wrong.**" in shown(app) and "is_leaf is False" in shown(app)
             else:
                 await type_line(pilot, "w = torch.tensor(1.0, requires_grad=True)")
                 await answer_graded(pilot, app, n)
-                assert "✓ right" in shown(app) and "Done: the check holds." in shown(app)
-                assert app.query_one("#quiz-task").text == "w = torch.tensor(1.0, requires_grad=True)"
+                assert "✓ **Right.**" in shown(app) and "Done: the check holds." in shown(app)
+                assert app.query_one("#task-code").text == "w = torch.tensor(1.0, requires_grad=True)"
             await pilot.press("enter")
         assert app.phase == "asking" and app.quiz.position == 3
         await pilot.press("ctrl+q")
@@ -190,7 +188,7 @@ def test_gradrepl_quiz_in_a_terminal_opens_the_screen_and_quitting_keeps_the_ans
         typed = {"tuiquiz/square": "6\r", "tuiquiz/leaf": "1", "tuiquiz/product-state": "True\rFalse\r",
                  "tuiquiz/make-w": "w = torch.tensor(1.0, requires_grad=True)\r"}[uid]
         subprocess.run([*server, "send-keys", "-l", typed], check=True)
-        screen_once(lambda s: "✓ right" in s or "✗ wrong" in s, "the verdict")
+        screen_once(lambda s: "✓ Right" in s or "✗ Wrong" in s, "the verdict")
         subprocess.run([*server, "send-keys", "C-q"], check=True)
         closed = screen_once(lambda s: "EXIT=" in s, "the quiz to close")
         assert "Stopped after 1 of 2; your answers so far are saved." in closed and "EXIT=0" in closed
@@ -209,7 +207,7 @@ async def test_an_answer_in_the_wrong_form_is_asked_again_and_not_recorded(cours
         await until(pilot, lambda: app.phase == "asking" and "could not be read as an answer" in shown(app),
                     "the form asked for", timeout=KERNEL_WAIT)
         assert quiz.results == [] and store.reviews() == []
-        app.query_one(".quiz-answer").value = ""
+        app.query_one(".answer-input").value = ""
         await type_line(pilot, "6")
         await answer_graded(pilot, app, 1)
         assert quiz.results[0].correct

@@ -9,7 +9,9 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from gradrepl.history import History
-from gradrepl.tui.tensors.cells import row_cells, shape, summary
+from gradrepl.textviews import shape_text as shape
+from gradrepl.textviews import tensor_table
+from gradrepl.tui.tensors.cells import row_cells, summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
 from gradrepl.tui.unicode_width import align_with_terminal
 
@@ -64,6 +66,17 @@ def test_cells_read_like_torch_and_keep_brackets():
     assert shape([]) == "scalar" and shape([2, 3]) == "2×3"
     big = {"shape": [1000], "min": -1.0, "max": 2.5, "mean": 0.25, "norm": 31.6}
     assert "norm" in summary(big, width=None)
+
+
+def test_the_plain_table_and_the_panel_read_a_row_the_same_way():
+    row = dict(X_AFTER_BACKWARD, name="w", aliases=["layer.weight"], grad_fn="MulBackward0", is_leaf=False)
+    header, line = tensor_table([row]).splitlines()
+    panel = [cell.plain for cell in row_cells(row).values()]
+    assert header.split() == ["name", "requires_grad", "is_leaf", "grad_fn", ".grad", "value", "shape", "dtype"]
+    assert line.split() == " ".join(panel).split() == ["w", "=", "layer.weight", "yes", "no", "MulBackward0",
+                                                       "7", "2", "scalar", "float32"]
+    narrow = tensor_table([row], width=50).splitlines()[0].split()
+    assert narrow[:3] == ["name", "req", "leaf"]  # the panel's short headers when the console is narrow
 
 
 def test_why_grad_is_none_names_the_cause():

@@ -73,48 +73,42 @@ def run(args: argparse.Namespace) -> int:
 
 async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> int:
     from gradrepl.kernel.client import KernelDied
-    from gradrepl.session import Session
     from gradrepl.kernel.symbolic.ops import render_check  # text only: imports neither sympy nor torch
+    from gradrepl.session import Session
 
     session = Session(options)
     try:
         await session.start()
-        reply = await session.client.request("check_expr", expr=expr, point=point)
-        result = reply.get("check") or _failure(reply)
+        reply = await session.check_expr(expr, point)
     except KernelDied as died:
-        result = {"kernel_error": died.reason}
+        return _no_kernel(died.reason)
     finally:
         await session.close()
-    if "kernel_error" in result or not isinstance(result.get("error", {}), dict) or not result:
-        reason = result.get("kernel_error") or result.get("error") or "the kernel gave no answer"
-        print(f"gradrepl check: no kernel could run the check: {reason}", file=sys.stderr)
-        return EXIT_NO_KERNEL
-    if "error" in result:
-        if as_json:
-            emit_json(result)
-        error = result["error"]
-        where = f" at column {error['column']}" if error.get("column") else ""
-        print(f"gradrepl check: {error['message']}{where}", file=sys.stderr)
+    if reply.exhausted:
+        print(f"gradrepl check: the expression is too large to evaluate (the kernel ran out of {reply.exhausted}); "
+              "try a smaller one", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if as_json:
-        emit_json(result)
-    else:
-        print(render_check(result))
-    if not _any_finite(result):
+    if reply.lost or (reply.error and "error" not in reply.data):
+        return _no_kernel(reply.error or "the kernel gave no answer")
+    if as_json and reply.data:
+        emit_json(reply.data)
+    if reply.error:  # the kernel read the input and refused it, in words
+        where = f" at column {reply.column}" if reply.column else ""
+        print(f"gradrepl check: {reply.error}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not reply.data:
+        return _no_kernel("the kernel gave no answer")
+    if not as_json:
+        print(render_check(reply.data))
+    if not _any_finite(reply.data):
         print("gradrepl check: no value is finite at this point, so nothing could be compared", file=sys.stderr)
         return EXIT_DISAGREE
-    return EXIT_AGREE if result["agree"] else EXIT_DISAGREE
+    return EXIT_AGREE if reply.data["agree"] else EXIT_DISAGREE
 
 
-def _failure(reply: dict) -> dict:
-    """A kernel that could not answer: running out of memory or time means the input is too large."""
-    error = reply.get("error")
-    kind = error.get("type") if isinstance(error, dict) else None
-    if kind == "MemoryError" or (isinstance(error, str) and "gave up" in error):
-        return {"error": {"message": "the expression is too large to evaluate (the kernel ran out of "
-                                     f"{'memory' if kind else 'time'}); try a smaller one"}}
-    message = error.get("message") if isinstance(error, dict) else error
-    return {"kernel_error": message or "the kernel gave no answer"}
+def _no_kernel(reason: str) -> int:
+    print(f"gradrepl check: no kernel could run the check: {reason}", file=sys.stderr)
+    return EXIT_NO_KERNEL
 
 
 def _any_finite(result: dict) -> bool:

@@ -147,12 +147,12 @@ class Kernel:
             with time_limit(OP_SECONDS):  # learner objects reached by the op may hang
                 return protocol.reply(message.get("id"), **handler(message))
         except Overtime:
-            return protocol.reply(message.get("id"), ok=False, error=(
+            return protocol.reply(message.get("id"), ok=False, exhausted="time", error=(
                 f"the kernel gave up on {op} after {OP_SECONDS:g} s: a value it had to read "
                 "(perhaps an object of yours) took too long"))
         except MemoryError:
             self.release_reserve()
-            return protocol.reply(message.get("id"), ok=False, notes=[], error=error_info(
+            return protocol.reply(message.get("id"), ok=False, exhausted="memory", notes=[], error=error_info(
                 MemoryError("the kernel ran out of memory while answering"), self.learner_files,
                 MEMORY_EXPLANATION))
         finally:

@@ -18,6 +18,7 @@ class Reply:
     error: str | None = None
     column: int | None = None  # where an expression could not be read (1-based)
     lost: bool = False         # no kernel answered: it died, and a fresh one was started
+    exhausted: str | None = None  # "memory" or "time": the kernel ran out of it answering (input too large)
 
     @property
     def ok(self) -> bool:
@@ -30,6 +31,7 @@ def reply_from(raw: dict[str, Any], inner: str | None = None) -> Reply:
         return Reply(error=str(raw["lost"]), lost=True)
     data = raw.get(inner) or {} if inner else raw
     error = data.get("error") or (raw.get("error") if inner else None)
+    exhausted = raw.get("exhausted")
     if isinstance(error, dict):
-        return Reply(data, str(error.get("message", error)), error.get("column"))
-    return Reply(data, str(error) if error else None)
+        return Reply(data, str(error.get("message", error)), error.get("column"), exhausted=exhausted)
+    return Reply(data, str(error) if error else None, exhausted=exhausted)

@@ -26,11 +26,11 @@ from gradrepl.tui.lesson.messages import CourseLoaded, LessonEvent, LessonLoaded
 from gradrepl.tui.lesson.picker import LessonPicker
 from gradrepl.tui.markdown_text import fenced
 from gradrepl.tui.messages import ConsoleNotice, FocusConsole, LessonJob, LessonStepRan
-from gradrepl.tui.lesson.question import QuestionCard, answer_summary
+from gradrepl.tui.question import QuestionCard
 from gradrepl.tutor import lesson_run as events
 from gradrepl.tutor.keeper import ProgressKeeper
 from gradrepl.tutor.keys import KeyKernel, needs_kernel
-from gradrepl.tutor.lesson import Course, Lesson, load_course
+from gradrepl.tutor.lesson import Course, Lesson, Question, load_course
 from gradrepl.tutor.lesson_run import LessonRun
 from gradrepl.tutor.progress import LessonProgress
 
@@ -179,8 +179,8 @@ class LessonPane(Vertical):
         if step.kind == "code":
             return Markdown(fenced(step.text), classes="step cell", id=f"step-{index}")
         question = step.question
-        return QuestionCard(question, self.run.order(question), skippable=self.lesson.skippable, done=done,
-                            id=f"step-{index}")
+        return QuestionCard(question, self.run.order(question), code=question.code, skippable=self.lesson.skippable,
+                            task_in_console=True, done=done, id=f"step-{index}")
 
     def _enter(self) -> None:
         """Make the current step happen: prose is read, a cell is queued, a question is set up."""
@@ -280,7 +280,7 @@ class LessonPane(Vertical):
         elif isinstance(event, events.Hinted):
             self._card(self.run.index).show_hints(self.run.question.hints[:event.n])
         elif isinstance(event, events.Refused):
-            self._card(self.run.index).show_feedback(Text(event.text, style="yellow"))
+            self._card(self.run.index).say(Text(event.text, style="yellow"))
         elif isinstance(event, events.Notice):
             self._console_notice(event.text, "yellow")
         elif isinstance(event, events.Graded):
@@ -303,7 +303,7 @@ class LessonPane(Vertical):
         card = self._card_of(event.uid)
         if card is None or card.done:
             return
-        card.show_grade(event.grade)
+        card.show_verdict(event.grade.correct, event.grade.feedback, fields=event.grade.fields)
         if event.grade.restored:  # the console's namespace changed under the learner: say so there too
             self._console_notice("Check: not yet. The namespace is back to where this task started; "
                                  "↑ brings your lines back to edit.", "yellow")
@@ -312,6 +312,8 @@ class LessonPane(Vertical):
         card = self._card_of(event.uid)
         if card is None:
             return
+        if card.question.type == "choice":
+            card.mark_options(event.expected)
         card.finish(answer_summary(card.question, event.expected, event.skipped))
         self._update_bar()
         if self._focus_is_here() or self.app.focused is None:
@@ -415,3 +417,16 @@ class LessonPane(Vertical):
 
     def _console_notice(self, text: str, style: str = "dim") -> None:
         self.post_message(ConsoleNotice(text, style))
+
+
+def answer_summary(question: Question, expected: str, skipped: bool) -> Text:
+    """The line shown under a finished question: the answer, or the task's solution."""
+    text = Text()
+    if skipped:
+        text.append("skipped · ", style="yellow")
+    if question.type == "task":
+        text.append("solution:\n", style="bold")
+        text.append(expected.rstrip(), style="green")
+    else:
+        text.append("answer: ", style="bold").append(expected, style="green")
+    return text

@@ -19,7 +19,8 @@ from textual.message import Message
 from textual.widgets import Button, Footer, Markdown, Static
 
 from gradrepl.tui.messages import KernelStateChanged
-from gradrepl.tui.quiz.widgets import QuestionView, summary_markdown
+from gradrepl.tui.question import QuestionCard
+from gradrepl.tui.quiz.words import result_markdown, summary_markdown
 from gradrepl.tui.unicode_width import align_with_terminal
 from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader, due_in_words
 
@@ -73,8 +74,6 @@ class QuizApp(App):
         with Vertical(id="quiz"):
             yield VerticalScroll(id="quiz-body")
             with Horizontal(id="quiz-buttons"):
-                yield Button("Answer", id="answer-button", variant="primary", compact=True)
-                yield Button("Hint", id="hint-button", compact=True)
                 yield Button("Next", id="next-button", compact=True)
         yield Static(id="quiz-status")
         yield Footer()
@@ -90,8 +89,8 @@ class QuizApp(App):
             await self.grader.close()  # the kernel must not outlive the quiz
 
     @property
-    def view(self) -> QuestionView:
-        return self.query_one(QuestionView)
+    def view(self) -> QuestionCard:
+        return self.query_one(QuestionCard)
 
     # -- moving through the quiz -------------------------------------------------
     async def show_next(self) -> None:
@@ -103,7 +102,7 @@ class QuizApp(App):
             await self.show_summary()
             return
         title = self.lesson_titles.get(question.lesson_id, "")
-        view = QuestionView(question, self.quiz.order(question), title)
+        view = QuestionCard(question, self.quiz.order(question), code=question.quiz_code, title=title)
         await body.mount(view)
         body.scroll_home(animate=False)
         quiz = self.query_one("#quiz")
@@ -126,10 +125,6 @@ class QuizApp(App):
 
     def _enter_phase(self, phase: str) -> None:
         self.phase = phase
-        hints_left = phase == "asking" and len(self.view.hints) < len(self.quiz.current.hints)
-        self.query_one("#answer-button", Button).disabled = phase != "asking"
-        self.query_one("#hint-button", Button).disabled = not hints_left
-        self.query_one("#answer-button").display = self.query_one("#hint-button").display = phase != "done"
         next_button = self.query_one("#next-button", Button)
         next_button.disabled = phase not in ("answered", "done")
         if phase in ("answered", "done"):
@@ -148,21 +143,22 @@ class QuizApp(App):
             return
         self.post_message(AnswerGraded(result))
 
-    @on(QuestionView.Submitted)
-    def _submitted(self, message: QuestionView.Submitted) -> None:
-        if self.phase != "asking":
-            return
+    @on(QuestionCard.Action)
+    def _card_action(self, message: QuestionCard.Action) -> None:
+        message.stop()
+        if message.kind == "hint":
+            self.action_hint()
+        elif message.kind == "answer" and self.phase == "asking":
+            self._grade(message.answer)
+
+    def _grade(self, answer: object) -> None:
         self.view.freeze()
         waiting = "grading…"
         if self.kernel_state == "starting":
             waiting += " (the kernel is still importing torch; the first answer takes a few seconds)"
         self.view.say(Text(waiting, style="dim italic"))
         self._enter_phase("grading")
-        self.grade_answer(message.answer)
-
-    @on(QuestionView.HintAsked)
-    def _hint_asked(self, message: QuestionView.HintAsked) -> None:
-        self.action_hint()
+        self.grade_answer(answer)
 
     @on(AnswerGraded)
     def _answer_graded(self, message: AnswerGraded) -> None:
@@ -171,7 +167,12 @@ class QuizApp(App):
             self.view.freeze(False)
             self._enter_phase("asking")
             return
-        self.view.show_result(message.result, self.quiz.spaced.now())
+        result, view = message.result, self.view
+        view.show_verdict(result.correct, result_markdown(result, self.quiz.spaced.now()),
+                          mark_style="bold yellow" if result.correct and result.hinted else None)
+        if result.question.type == "choice":
+            view.mark_options(result.expected, result.answer)
+        view.finish()
         self._enter_phase("answered")
         self.call_after_refresh(self.query_one("#quiz-body").scroll_end, animate=False)
 
@@ -189,14 +190,6 @@ class QuizApp(App):
         self.refresh_status()
 
     # -- buttons and keys --------------------------------------------------------
-    @on(Button.Pressed, "#answer-button")
-    def _answer_pressed(self) -> None:
-        self.action_answer()
-
-    @on(Button.Pressed, "#hint-button")
-    def _hint_pressed(self) -> None:
-        self.action_hint()
-
     @on(Button.Pressed, "#next-button")
     async def _next_pressed(self) -> None:
         await self.action_next()
@@ -209,8 +202,14 @@ class QuizApp(App):
         """The next hint; a right answer after it rates Hard."""
         if self.phase != "asking":
             return
-        self.view.add_hint(self.quiz.hint())
-        self._enter_phase("asking")
+        hint = self.quiz.hint()
+        if hint is None:
+            self.view.say(Text("No more hints for this one." if self.view.hints else "This question has no hints.",
+                               style="dim"))
+        else:
+            self.view.show_hints([*self.view.hints, hint])
+        self.view.focus_answer()
+        self.refresh_bindings()
 
     async def action_next(self) -> None:
         if self.phase == "answered":
@@ -226,7 +225,7 @@ class QuizApp(App):
         if action == "answer":
             return self.phase == "asking"
         if action == "hint":
-            return self.phase == "asking" and len(self.view.hints) < len(self.quiz.current.hints)
+            return self.phase == "asking" and self.view.hints_left
         if action == "next":
             return self.phase == "answered"
         if action == "close":

@@ -11,7 +11,8 @@ from textual.widgets import Static
 
 from gradrepl.terminal_text import visible
 from gradrepl.kernel.sizes import format_bytes
-from gradrepl.tui.tensors.cells import shape, summary
+from gradrepl.textviews import shape_text
+from gradrepl.tui.tensors.cells import summary
 from gradrepl.tui.tensors.grad_reason import why_grad_is_none
 from gradrepl.tui.tensors.graph_tree import GraphTree
 from gradrepl.tui.messages import DetailsLoaded
@@ -36,7 +37,7 @@ class TensorDetails(VerticalScroll):
         row = details.row or {}
         title = Text(details.name, style="bold")
         if row:
-            title.append(f"  {shape(row.get('shape'))} {str(row.get('dtype', '')).removeprefix('torch.')}", style="cyan")
+            title.append(f"  {shape_text(row.get('shape'))} {str(row.get('dtype', '')).removeprefix('torch.')}", style="cyan")
         self.query_one("#details-title", Static).update(title)
         self.query_one("#details-values", Static).update(values_text(row))
         reason = why_grad_is_none(row) if row else None

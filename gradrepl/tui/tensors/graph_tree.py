@@ -9,7 +9,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from gradrepl.kernel.sizes import format_bytes
-from gradrepl.tui.tensors.cells import shape
+from gradrepl.textviews import shape_text
 
 
 class GraphTree(Tree[dict]):
@@ -63,7 +63,7 @@ def node_label(node: dict[str, Any]) -> Text:
     label = Text(str(node.get("op", "?")), style="bold")
     shapes = node.get("shapes") or []
     if shapes:
-        label.append("  → " + ", ".join(shape(dims) for dims in shapes), style="cyan")
+        label.append("  → " + ", ".join(shape_text(dims) for dims in shapes), style="cyan")
     leaf = node.get("leaf")
     if leaf:
         label.append(f"  leaf {leaf}" if isinstance(leaf, str) else "  leaf", style="green")
@@ -81,7 +81,7 @@ def saved_label(saved: dict[str, Any]) -> Text:
     if saved.get("value") is not None:
         label.append(f" = {saved['value']}")
     if saved.get("shape") is not None:
-        label.append("  " + shape(saved.get("shape")), style="cyan")
+        label.append("  " + shape_text(saved.get("shape")), style="cyan")
     if saved.get("tensor"):
         label.append(f"  is {saved['tensor']}", style="green")
     return label

@@ -28,7 +28,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gradrepl.tui.messages import PanelUpdated
-from gradrepl.tui.tensors.cells import COLUMNS, row_cells
+from gradrepl.textviews import COLUMNS
+from gradrepl.tui.tensors.cells import row_cells
 
 LIT_STYLE = Style(bold=True, color="yellow")
 HEADER_STYLE = Style(bold=True)
@@ -79,7 +80,6 @@ class TensorTable(Widget, can_focus=True):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.rows_by_name: dict[str, dict[str, Any]] = {}
         self._order: list[str] = []            # names in panel order (first appearance)
         self._index: dict[str, int] = {}       # name -> position in _order
         self._cells: dict[str, dict[str, Text]] = {}
@@ -103,7 +103,6 @@ class TensorTable(Widget, can_focus=True):
             changed_names.append(name)
             cells = row_cells(row)
             old = self._cells.get(name)
-            self.rows_by_name[name] = row
             self._cells[name] = cells
             if old is None:
                 self._index[name] = len(self._order)
@@ -138,7 +137,7 @@ class TensorTable(Widget, can_focus=True):
     def _remove(self, names: list[str]) -> None:
         gone = set(names)
         for name in names:
-            del self._cells[name], self.rows_by_name[name]
+            del self._cells[name]
             self._lit.pop(name, None)
         self._order = [name for name in self._order if name not in gone]
         self._index = {name: i for i, name in enumerate(self._order)}

@@ -13,15 +13,10 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from gradrepl.kernel.sizes import format_bytes
-from gradrepl.tui.tensors.cells import COLUMNS, row_cells
+from gradrepl.textviews import PAST_COLUMNS
+from gradrepl.tui.tensors.cells import row_cells
 
 PAST_STYLE = "bold yellow"
-# The past panel adds what each graph held, beside grad_fn where the eye already is.
-COLUMNS_PAST: dict[str, str] = {}
-for _key, _header in COLUMNS.items():
-    COLUMNS_PAST[_key] = _header
-    if _key == "grad_fn":
-        COLUMNS_PAST["saved_bytes"] = "graph holds"
 
 
 class PastPanel(DataTable):
@@ -33,7 +28,7 @@ class PastPanel(DataTable):
         self.changed: set[str] = set()
 
     def on_mount(self) -> None:
-        for key, label in COLUMNS_PAST.items():
+        for key, label in PAST_COLUMNS.items():
             self.add_column(label, key=key)
 
     def show_past(self, past) -> None:
@@ -48,7 +43,7 @@ class PastPanel(DataTable):
                 if lit:
                     cell.stylize(PAST_STYLE)
             cells["name"] = Text.assemble(("● " if lit else "  ", PAST_STYLE), cells["name"])
-            self.add_row(*(cells[key] for key in COLUMNS_PAST), key=row["name"])
+            self.add_row(*(cells[key] for key in PAST_COLUMNS), key=row["name"])
 
     def title(self, past, now: int) -> str:
         first = past.source.splitlines()[0] if past.source else ""
