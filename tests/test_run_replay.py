@@ -1,6 +1,10 @@
 """`gradrepl run` sends a step as soon as the one before has replied: what a learner sees stays the
 same as running the steps one by one (each step's output, its table, stop-on-error, crashes, timeouts)."""
 
+import json
+import subprocess
+
+from conftest import GRADREPL
 from test_run_cli import run_json, steps
 
 
@@ -73,3 +77,19 @@ def test_a_step_past_the_timeout_is_interrupted_and_the_next_one_runs(tmp_path):
     slow = steps(lines)[2]
     assert slow["error"]["type"] == "KeyboardInterrupt" and "1 s step timeout" in slow["error"]["explanation"]
     assert steps(lines)[4]["stdout"] == "next 2\n"
+
+
+def test_every_line_holds_the_whole_table_as_plain_json(tmp_path):
+    script = tmp_path / "table.py"
+    script.write_text("β = torch.ones(2)\nw = torch.zeros(3, requires_grad=True)\nprint('naïve ✓')\n"
+                      "del β\n(w * 2).sum().backward()\nw.grad\n")
+    proc = subprocess.run([*GRADREPL, "run", "--json", str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(json.dumps(json.loads(line), ensure_ascii=False) == line for line in lines)
+    table = [[(row["name"], row["changed"]) for row in json.loads(line)["tensors"]] for line in lines[1:-1]]
+    assert table == [[("β", True)], [("β", False), ("w", True)], [("β", False), ("w", False)], [("w", False)],
+                     [("w", True)], [("w", False)]]
+    last = json.loads(lines[-2])
+    assert last["tensors"][0]["grad"]["values"] == [2.0, 2.0, 2.0] and last["result"] == "tensor([2., 2., 2.])"
+    assert json.loads(lines[3])["stdout"] == "naïve ✓\n" and json.loads(lines[4])["removed"] == ["β"]

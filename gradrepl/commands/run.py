@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import json
 import time
 
 from gradrepl import __version__
-from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, read_source, run_async
+from gradrepl.commands.common import add_kernel_options, emit_json, emit_line, kernel_options, read_source, run_async
 from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
 from gradrepl.terminal_text import visible
 from gradrepl.textviews import step_text
@@ -71,11 +72,12 @@ async def _replay(args, steps, options) -> int:
             emit_json(header)
         else:
             _print_header(header)
+        lines = StepLines()
         async for result in session.replay(steps, args.file, args.stop_on_error):
             line = steps[ran][0]
             ran += 1
             if args.json:
-                emit_json(_json_line(result, line, session))
+                emit_line(lines.line(result, line, session.tensors))
             else:
                 _print_step(result, line)
             if result.error:
@@ -90,11 +92,35 @@ async def _replay(args, steps, options) -> int:
     return 1 if errors else 0
 
 
-def _json_line(result: StepResult, line: int, session) -> dict:
-    data = result.to_json()
-    data["line"] = line
-    data["tensors"] = list(session.tensors.values())  # every live tensor, each with its changed flag
-    return data
+class StepLines:
+    """The `--json` line of each step: every live tensor is in every line, each row with its changed
+    flag, yet a row is encoded once per state. Rows are the session's: a changed tensor gets a new
+    row, and the only change made to a row in place is its changed flag going off."""
+
+    def __init__(self) -> None:
+        self._encoded: dict[str, tuple[dict, bool, str]] = {}  # name -> (row, its changed flag, its JSON)
+
+    def line(self, result: StepResult, line: int, tensors: dict[str, dict]) -> str:
+        data = result.to_json()
+        data["line"] = line
+        keys = list(data)
+        at = keys.index("tensors")
+        rows = ", ".join(map(self._row, tensors.values()))
+        parts = [_dumps({key: data[key] for key in keys[:at]})[1:-1], f'"tensors": [{rows}]',
+                 _dumps({key: data[key] for key in keys[at + 1:]})[1:-1]]
+        for name in self._encoded.keys() - tensors.keys():
+            del self._encoded[name]
+        return "{" + ", ".join(part for part in parts if part) + "}"
+
+    def _row(self, row: dict) -> str:
+        cached = self._encoded.get(row["name"])
+        if cached is None or cached[0] is not row or cached[1] != row["changed"]:
+            cached = self._encoded[row["name"]] = (row, row["changed"], _dumps(row))
+        return cached[2]
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False)  # as emit_json writes
 
 
 def _print_header(header: dict) -> None:
