@@ -50,3 +50,14 @@ async def test_a_crash_is_followed_by_nothing_until_the_fresh_kernel_is_up(sessi
     else:
         assert len(results) == 3 and results[2].error is None
         assert (await session.inspect("b"))["value"] is False
+
+
+@pytest.mark.parametrize("shadows", [True, False])
+async def test_a_replay_without_shadows_runs_the_same_but_leaves_nothing_to_check(session, shadows):
+    steps = [(1, "x = torch.tensor(2.0, requires_grad=True)"), (2, "y = x ** 2 + 3 * x"), (3, "y.backward()")]
+    results = [result async for result in session.replay(steps, "script.py", shadows=shadows)]
+    assert [result.error for result in results] == [None, None, None]
+    rows = {row["name"]: row for row in session.tensors.values()}
+    assert rows["x"]["grad"]["values"] == 7.0 and rows["y"]["grad_fn"] == "AddBackward0"
+    check = await session.check("y")
+    assert ("problem" not in check.data) is shadows

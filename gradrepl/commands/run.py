@@ -73,7 +73,8 @@ async def _replay(args, steps, options) -> int:
         else:
             _print_header(header)
         lines = StepLines()
-        async for result in session.replay(steps, args.file, args.stop_on_error):
+        # No shadow formulas: a script has no %check to use them.
+        async for result in session.replay(steps, args.file, args.stop_on_error, shadows=False):
             line = steps[ran][0]
             ran += 1
             if args.json:

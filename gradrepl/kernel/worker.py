@@ -182,7 +182,7 @@ class Kernel:
         try:
             with tracer.recording() if tracer else contextlib.nullcontext():
                 outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
-                                    bool(message.get("timeit")))
+                                    bool(message.get("timeit")), bool(message.get("shadows", True)))
             if tracer:
                 outcome["trace"] = tracer.result()
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
@@ -309,9 +309,10 @@ class Kernel:
         return {}
 
     # -- one step -------------------------------------------------------
-    def _run(self, source: str, filename: str, first_line: int, timed: bool) -> dict:
+    def _run(self, source: str, filename: str, first_line: int, timed: bool, shadows: bool) -> dict:
         """One step: its code compiled under `filename` from `first_line` on, so tracebacks name the
-        learner's cell or script and its real line numbers. `timed` runs %timeit on it instead."""
+        learner's cell or script and its real line numbers. `timed` runs %timeit on it instead;
+        `shadows` false records no formulas (nothing will ask %check about this step)."""
         self.learner_files.add(filename)
         remember_source(filename, source, first_line)
         self.help_pages = []
@@ -326,7 +327,8 @@ class Kernel:
                 if timed:
                     outcome["display"] = _time_statement(source, self.namespace)
                 else:
-                    with symbolic.recording() as journal, watch.during_step():
+                    with symbolic.recording() if shadows else contextlib.nullcontext() as journal, \
+                            watch.during_step():
                         exec(body, self.namespace)
                         if last is not None:
                             value = eval(last, self.namespace)

@@ -108,29 +108,30 @@ class Session:
         self.timeline.record(step, result.source, result.tensors, result.removed)
         return result
 
-    async def replay(self, steps: list[tuple[int, str]], filename: str,
-                     stop_on_error: bool = False) -> AsyncIterator[StepResult]:
+    async def replay(self, steps: list[tuple[int, str]], filename: str, stop_on_error: bool = False,
+                     shadows: bool = True) -> AsyncIterator[StepResult]:
         """Run a script's steps ((first line, code) each, as `gradrepl run` splits them) in order and
         yield what each did, as execute() would have, one after the other.
 
         Each step is sent as soon as the one before has replied, so the kernel runs it while the
         frontend gathers, records and shows the one before. A step that crashed the kernel is
         followed by nothing until the fresh kernel is up; with `stop_on_error`, nothing after a
-        failed step is sent at all.
+        failed step is sent at all. `shadows` false: the kernel records no formulas for %check.
         """
         pending = iter(steps)
-        sending = self._send_next(pending, filename)
+        fields = {"filename": filename} if shadows else {"filename": filename, "shadows": False}
+        sending = self._send_next(pending, fields)
         try:
             while sending is not None:
                 sent = await sending
                 failed = sent.lost is not None or bool(sent.payload.get("error"))
                 sending = None
                 if sent.lost is None and not (stop_on_error and failed):
-                    sending = self._send_next(pending, filename)
+                    sending = self._send_next(pending, fields)
                     await asyncio.sleep(0)  # let it write its request before this step's result is gathered
                 yield await self._finish(sent)
                 if sent.lost is not None and not stop_on_error:
-                    sending = self._send_next(pending, filename)
+                    sending = self._send_next(pending, fields)
         except GeneratorExit:
             if sending is not None:  # the caller stopped reading: the step already sent still counts
                 await self._finish(await sending)
@@ -144,12 +145,11 @@ class Session:
         self.timeline.record(sent.step, result.source, result.tensors, result.removed)
         return result
 
-    def _send_next(self, pending, filename: str) -> asyncio.Task | None:
+    def _send_next(self, pending, fields: dict) -> asyncio.Task | None:
         for first_line, source in pending:
             source = source.strip("\n")
             step = self._new_step(source)
-            return asyncio.ensure_future(self._send_code(step, source, None,
-                                                         {"filename": filename, "first_line": first_line}))
+            return asyncio.ensure_future(self._send_code(step, source, None, {**fields, "first_line": first_line}))
         return None
 
     def _new_step(self, source: str) -> int:
