@@ -28,10 +28,13 @@ COMMANDS = (
 )
 # Commands that start a kernel at once (as the tutor does with no command): their zygote starts first thing.
 KERNEL_FIRST = {None, "run", "check", "play", "learn", "doctor"}
-VALUE_FLAGS = {"--memory-limit", "--workspace"}  # top-level flags followed by a value
+VALUE_FLAGS = {"--memory-limit", "--disk-limit", "--workspace"}  # top-level flags followed by a value
+HELP_FLAGS = ("-h", "--help", "--version")
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict]:
+    """The parser, with every command's subparser, or only command `only`'s: a command's module may
+    import much (lessons, the store), and a command needs none of the others'."""
     parser = argparse.ArgumentParser(
         prog="gradrepl",
         description="A terminal tutor for PyTorch autograd. With no command, opens the tutor.",
@@ -43,7 +46,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     add_kernel_options(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = {}
-    for name in COMMANDS:
+    for name in [only] if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"gradrepl.commands.{name}")
         module.register(subparsers)
         modules[name] = module
@@ -63,19 +66,26 @@ def main(argv: list[str] | None = None) -> int:
 
 def _starts_a_kernel(argv: list[str]) -> bool:
     """Whether these arguments run a command in KERNEL_FIRST (read without argparse: it is not built yet)."""
-    if any(arg in ("-h", "--help", "--version") for arg in argv):
+    if any(arg in HELP_FLAGS for arg in argv):
         return False
+    return _command_word(argv) in KERNEL_FIRST
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The first word that is not a top-level flag or its value (None: none, or a help flag comes first)."""
     words = iter(argv)
     for arg in words:
+        if arg in HELP_FLAGS:
+            return None
         if arg in VALUE_FLAGS:
             next(words, None)
         elif not arg.startswith("-"):
-            return arg in KERNEL_FIRST
-    return None in KERNEL_FIRST
+            return arg
+    return None
 
 
 def _main(argv: list[str] | None) -> int:
-    parser, modules = build_parser()
+    parser, modules = build_parser(_command_word(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     try:
         if args.command is None:

@@ -19,9 +19,44 @@ from gradrepl.session import Session
     (["lessons"], False),
     (["run", "--help"], False),
     (["--version"], False),
+    (["--disk-limit", "1G", "run", "script.py"], True),
 ])
 def test_commands_that_need_a_kernel_start_the_zygote_first(argv, starts):
     assert cli._starts_a_kernel(argv) is starts
+
+
+def test_a_command_imports_no_other_commands_modules():
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom gradrepl import cli\nparser, modules = cli.build_parser(cli._command_word(sys.argv[1:]))\n"
+             "parser.parse_args(sys.argv[1:])\n"
+             "print(sorted(modules), [name for name in ('gradrepl.tutor.lesson', 'yaml', 'markdown_it') if name in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe, "--workspace", "/tmp", "run", "x.py"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "['run'] []\n"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--help"], ["run", "check", "lessons", "quiz"]),     # every command listed
+    (["-h", "run"], ["run", "check", "lessons", "quiz"]),
+    (["run", "--help"], ["--stop-on-error"]),
+])
+def test_help_still_lists_what_it_should(argv, words):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gradrepl", *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and all(word in done.stdout for word in words), done.stdout
+
+
+def test_an_unknown_command_names_the_known_ones():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gradrepl", "nosuch"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "invalid choice" in done.stderr and "'lessons'" in done.stderr
 
 
 async def test_the_first_session_adopts_the_early_zygote_and_runs_steps():
