@@ -72,18 +72,16 @@ class OutputPipe:
         self.finished: dict[int, tuple[str, int]] = {}
         self.eof = False
         self.changed = asyncio.Event()
-        self.task: asyncio.Task | None = None
+        self.transport: asyncio.ReadTransport | None = None
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=1 << 22)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.fd, "rb", 0))
-        self.task = asyncio.create_task(self._pump(reader))
+        self.transport = await _read_pipe(self.fd, self._received, self._ended)
 
-    async def _pump(self, reader: asyncio.StreamReader) -> None:
-        while chunk := await reader.read(1 << 16):
-            self.buffer += chunk
-            self._scan()
+    def _received(self, data: bytes) -> None:
+        self.buffer += data
+        self._scan()
+
+    def _ended(self) -> None:
         self.eof = True
         self._take(bytes(self.buffer))
         self.buffer.clear()
@@ -160,34 +158,36 @@ class ReplyChannel:
     killed, and the request waiting on it fails with those words.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, on_broken):
-        self.reader = reader
+    def __init__(self, fd: int, on_broken):
+        self.fd = fd
         self.on_broken = on_broken
         self.waiting: tuple[object, asyncio.Future] | None = None
         self.ended = False
         self.broken: str | None = None
-        self.task: asyncio.Task | None = None
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of the buffer known to hold no newline
+        self.transport: asyncio.ReadTransport | None = None
 
-    def start(self) -> None:
-        self.task = asyncio.create_task(self._pump())
+    async def start(self) -> None:
+        self.transport = await _read_pipe(self.fd, self._received, lambda: self._end(None))
 
-    async def _pump(self) -> None:
-        while True:
-            try:
-                line = await self.reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError:   # EOF, perhaps halfway through a reply: the kernel died
-                self._end(None)
-                return
-            except asyncio.LimitOverrunError:
-                self._end(f"the kernel sent a reply line longer than {protocol.REPLY_CAP >> 20} MiB")
-                return
-            except (OSError, ValueError):
-                self._end(None)
-                return
+    def _received(self, data: bytes) -> None:
+        if self.ended:
+            return
+        self.buffer += data
+        while (end := self.buffer.find(b"\n", self.scanned)) >= 0:
+            if end >= protocol.REPLY_CAP:
+                break
+            line = bytes(self.buffer[:end + 1])
+            del self.buffer[:end + 1]
+            self.scanned = 0
             reason = self._deliver(line)
             if reason:
                 self._end(reason)
                 return
+        self.scanned = len(self.buffer)
+        if self.scanned >= protocol.REPLY_CAP:
+            self._end(f"the kernel sent a reply line longer than {protocol.REPLY_CAP >> 20} MiB")
 
     def _deliver(self, line: bytes) -> str | None:
         try:
@@ -254,9 +254,36 @@ class KernelProcess:
         """Kill the kernel and let go of its pipes: nothing more will be read from it."""
         self.kill()
         self.commands.close()
-        for task in (self.stdout.task, self.stderr.task, self.replies.task):
-            if task:
-                task.cancel()
+        for transport in (self.stdout.transport, self.stderr.transport, self.replies.transport):
+            if transport:
+                transport.close()
+
+
+class _Reading(asyncio.Protocol):
+    """A read pipe's data handed to `received` as it arrives (no reader task in between); `ended` once,
+    at EOF or when the pipe fails, a partial line or step then being whatever arrived."""
+
+    def __init__(self, received, ended):
+        self.received = received
+        self.ended = ended
+        self.done = False
+
+    def data_received(self, data: bytes) -> None:
+        self.received(data)
+
+    def eof_received(self) -> None:
+        self.connection_lost(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done:
+            self.done = True
+            self.ended()
+
+
+async def _read_pipe(fd: int, received, ended) -> asyncio.ReadTransport:
+    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: _Reading(received, ended), os.fdopen(fd, "rb", 0))
+    return transport
 
 
 class Zygote:
@@ -417,14 +444,12 @@ class KernelClient:
                 os.close(fd)
         loop = asyncio.get_running_loop()
         commands, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(cmd_w, "wb", 0))
-        reader = asyncio.StreamReader(limit=protocol.REPLY_CAP)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(reply_r, "rb", 0))
         stdout, stderr = OutputPipe(out_r, nonce), OutputPipe(err_r, nonce)
         await stdout.start()
         await stderr.start()
         kernel = KernelProcess(pid, nonce, commands, None, stdout, stderr, exited)
-        kernel.replies = ReplyChannel(reader, kernel.kill)
-        kernel.replies.start()
+        kernel.replies = ReplyChannel(reply_r, kernel.kill)
+        await kernel.replies.start()
         ready = await kernel.replies.await_reply(None)
         if ready is None:
             kernel.close()
