@@ -6,6 +6,7 @@ No torch, no sympy here: commands start a kernel process for that.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     finally:
         launch.discard_early_zygote()
+        if argv is None:  # the process is about to end: its last collections then skip every object (~20 ms)
+            gc.freeze()
 
 
 def _starts_a_kernel(argv: list[str]) -> bool:
