@@ -93,3 +93,14 @@ def test_every_line_holds_the_whole_table_as_plain_json(tmp_path):
     last = json.loads(lines[-2])
     assert last["tensors"][0]["grad"]["values"] == [2.0, 2.0, 2.0] and last["result"] == "tensor([2., 2., 2.])"
     assert json.loads(lines[3])["stdout"] == "naïve ✓\n" and json.loads(lines[4])["removed"] == ["β"]
+
+
+def test_a_reader_that_leaves_early_ends_the_replay_quietly(tmp_path):
+    script = tmp_path / "long.py"
+    script.write_text("".join(f"x{i} = torch.ones({i % 7 + 1})\n" for i in range(400)))
+    proc = subprocess.Popen([*GRADREPL, "run", "--json", str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = [proc.stdout.readline() for _ in range(3)]
+    proc.stdout.close()  # as `gradrepl run --json ... | head -3` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0 and "Traceback" not in err and "Task" not in err, err
+    assert json.loads(first[2])["source"] == "x1 = torch.ones(2)"

@@ -133,8 +133,10 @@ class Session:
                 if sent.lost is not None and not stop_on_error:
                     sending = self._send_next(pending, fields)
         except GeneratorExit:
-            if sending is not None:  # the caller stopped reading: the step already sent still counts
-                await self._finish(await sending)
+            if sending is not None and self.client.kernel is not None:
+                sent = await sending  # the caller stopped reading: the step already sent still counts
+                if sent.lost is None:
+                    await self._finish(sent)
             raise
         finally:
             if sending is not None and not sending.done():
