@@ -95,33 +95,34 @@ async def _replay(args, steps, options) -> int:
 
 class StepLines:
     """The `--json` line of each step: every live tensor is in every line, each row with its changed
-    flag, yet a row is encoded once per state. Rows are the session's: a changed tensor gets a new
-    row, and the only change made to a row in place is its changed flag going off."""
+    flag, yet a row is encoded once. Rows are the session's: a changed tensor gets a new row, and the
+    only change made to a row in place is its changed flag going off."""
 
     def __init__(self) -> None:
-        self._encoded: dict[str, tuple[dict, bool, str]] = {}  # name -> (row, its changed flag, its JSON)
+        self._encoded: dict[str, tuple[dict, str, str]] = {}  # name -> (row, its JSON around "changed")
 
     def line(self, result: StepResult, line: int, tensors: dict[str, dict]) -> str:
         data = result.to_json()
         data["line"] = line
-        keys = list(data)
-        at = keys.index("tensors")
-        rows = ", ".join(map(self._row, tensors.values()))
-        parts = [_dumps({key: data[key] for key in keys[:at]})[1:-1], f'"tensors": [{rows}]',
-                 _dumps({key: data[key] for key in keys[at + 1:]})[1:-1]]
+        before, after = _around(data, "tensors")
         for name in self._encoded.keys() - tensors.keys():
             del self._encoded[name]
-        return "{" + ", ".join(part for part in parts if part) + "}"
+        return before + "[" + ", ".join(map(self._row, tensors.values())) + "]" + after
 
     def _row(self, row: dict) -> str:
         cached = self._encoded.get(row["name"])
-        if cached is None or cached[0] is not row or cached[1] != row["changed"]:
-            cached = self._encoded[row["name"]] = (row, row["changed"], _dumps(row))
-        return cached[2]
+        if cached is None or cached[0] is not row:
+            cached = self._encoded[row["name"]] = (row, *_around(row, "changed"))
+        return cached[1] + ("true" if row["changed"] else "false") + cached[2]
 
 
-def _dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False)  # as emit_json writes
+def _around(data: dict, key: str) -> tuple[str, str]:
+    """The JSON of `data` (as emit_json writes it) before and after the value of `key`."""
+    keys = list(data)
+    at = keys.index(key)
+    head = json.dumps({name: data[name] for name in keys[:at]}, ensure_ascii=False)[1:-1]
+    tail = json.dumps({name: data[name] for name in keys[at + 1:]}, ensure_ascii=False)[1:-1]
+    return "{" + (head + ", " if head else "") + json.dumps(key) + ": ", (", " + tail if tail else "") + "}"
 
 
 def _print_header(header: dict) -> None:
