@@ -2,6 +2,7 @@
 same as running the steps one by one (each step's output, its table, stop-on-error, crashes, timeouts)."""
 
 import json
+import signal
 import subprocess
 
 from conftest import GRADREPL
@@ -104,3 +105,16 @@ def test_a_reader_that_leaves_early_ends_the_replay_quietly(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0 and "Traceback" not in err and "Task" not in err, err
     assert json.loads(first[2])["source"] == "x1 = torch.ones(2)"
+
+
+def test_ctrl_c_mid_replay_ends_it_with_status_130_and_whole_lines(tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text("x = torch.ones(2)\ny = x * 2\nimport time; time.sleep(60)\nprint('never')\n")
+    proc = subprocess.Popen([*GRADREPL, "run", "--json", str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = [proc.stdout.readline() for _ in range(3)]  # the header and two steps: the third is sleeping
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    printed = [json.loads(line) for line in lines + rest.splitlines()]
+    assert [line.get("source") for line in printed] == [None, "x = torch.ones(2)", "y = x * 2"]
