@@ -60,3 +60,23 @@ def test_the_shipped_course_still_loads():
     course = load_course()
     assert course.lessons and not course.problems
     assert all(Path(lesson.path).stat().st_size < MAX_LESSON_BYTES for lesson in course.lessons)
+
+
+ESCAPED = [
+    ("prose", GOOD.replace("# ", "# \x1b]0;PWNED\x07", 1)),                          # raw, in the Markdown
+    ("prompt", GOOD.replace('prompt: "`a` requires', 'prompt: "\\e[2J`a` requires', 1)),  # YAML's own escape
+]
+
+
+@pytest.mark.parametrize("where, text", ESCAPED, ids=[where for where, _ in ESCAPED])
+def test_a_lesson_holding_a_terminal_escape_is_refused_and_named_visibly(tmp_path: Path, where: str, text: str):
+    path = tmp_path / "01-escape.md"
+    path.write_text(text)
+    with pytest.raises(LessonFormatError) as caught:
+        load_lesson(path)
+    problem = str(caught.value.problems[0])
+    assert "control character \\x1b" in problem and "\x1b" not in problem
+    # From outside: lint names it, and nothing the terminal would act on reaches it.
+    done = subprocess.run([*GRADREPL, "lint", str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode != 0 and "01-escape.md" in done.stdout + done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "control character" in done.stdout + done.stderr

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import GRADREPL, ROOT
+from rich.text import Text
 from textual.app import App
 
 from gradrepl.plain.repl import print_result
@@ -70,7 +71,7 @@ async def test_tui_console_log_and_panel_show_kernel_text_visibly(session):
     assert row_cells(row)["name"].plain == "\\x1b]0;X\\x07"
 
 
-def test_play_shows_lesson_prose_visibly(tmp_path: Path):
+def test_play_refuses_a_lesson_holding_escapes_and_names_them_visibly(tmp_path: Path):
     lesson = tmp_path / "01-evil.md"
     lesson.write_text("---\nid: evil\ntitle: \"Evil \\e]0;title\\a\"\n---\n\n"
                       "Prose with \x1b[2J a clear screen and \x1b]52;c;ZXZpbA==\x07 a clipboard write.\n\n"
@@ -79,7 +80,39 @@ def test_play_shows_lesson_prose_visibly(tmp_path: Path):
                       "tolerance: 0\n```\n")
     done = subprocess.run([*GRADREPL, "play", str(lesson), "--auto"], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
-    assert "clear screen" in done.stdout, done.stdout + done.stderr
-    assert raw_controls(done.stdout) == []
-    assert "\\x1b[2J" in done.stdout and "\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
-    assert "\\x1b[5mOne plus one?" in done.stdout and "\\x1b]0;title\\x07" in done.stdout
+    said = done.stdout + done.stderr
+    assert done.returncode == 2 and raw_controls(said) == [], said
+    # The title, the prose and the prompt are named; the cell's Python escape is plain text, and fine.
+    assert "01-evil.md:2: title" in said and "01-evil.md:6: the prose" in said
+    assert "prompt of question 'two' holds the control character \\x1b" in said and "cell" not in said
+
+
+async def test_a_question_card_shows_kernel_quoted_text_visibly():
+    from gradrepl.tui.question import QuestionCard
+    from gradrepl.tutor.lesson import Question
+
+    question = Question(id="q", lesson_id="t", type="predict", prompt="s?", path="t.md", line=1, ask="s")
+    card = QuestionCard(question, [])
+
+    class CardApp(App):
+        def compose(self):
+            yield card
+
+    async with CardApp().run_test() as pilot:
+        card.show_verdict(False, "Not quite: s is `'\x1b]0;X\x07'`")   # a key or an answer, as the kernel wrote it
+        card.finish(Text("answer: \x1b[2J", style="green"))
+        await pilot.pause(0.2)
+        shown = "\n".join(widget.render_line(y).text for widget in card.query("*") if widget.display
+                          for y in range(widget.size.height))
+    assert raw_controls(shown) == [] and "\\x1b]0;X\\x07" in shown and "answer: \\x1b[2J" in shown
+
+
+async def test_carets_stay_under_the_failing_code_when_a_line_is_made_visible(session):
+    from gradrepl.terminal_text import visible_step
+
+    failed = visible_step(await session.execute('s = "\x1b[1m" + str(1 / 0)'))
+    (frame,) = [frame for frame in failed.error.frames if frame["origin"] == "learner"]
+    assert raw_controls(frame["line"]) == [] and frame["line"][frame["col"]:frame["end_col"]] == "1 / 0"
+    bad = visible_step(await session.execute('t = "\x1b[1m" + )'))
+    assert bad.error.type == "SyntaxError" and raw_controls(bad.error.text) == []
+    assert bad.error.text[bad.error.offset - 1] == ")"  # 1-based, as Python gives it

@@ -86,3 +86,35 @@ async def test_a_script_step_names_the_file_and_its_lines(session):
     assert [(f["filename"], f["lineno"], f["name"]) for f in result.error.frames] == [
         ("nested.py", 8, "<module>"), ("nested.py", 6, "f"), ("nested.py", 2, "g")]
     assert '  File "nested.py", line 2, in g\n    return x / 0\n' in result.error.traceback
+
+
+CHAINED = ("def load(x):\n"
+           "    try:\n"
+           "        return x.item()\n"
+           "    except RuntimeError as exc:\n"
+           "        raise ValueError('could not read x') {how}\n")
+
+
+async def test_a_chained_error_shows_what_led_to_it(session):
+    await session.execute(CHAINED.format(how="from exc"))
+    error = (await session.execute("load(torch.ones(3))")).error
+    assert error.type == "ValueError"
+    (cause,) = error.causes
+    assert cause["type"] == "RuntimeError" and "cannot be converted to Scalar" in cause["message"]
+    assert [frame["line"] for frame in cause["frames"] if frame["origin"] == "learner"] == ["return x.item()"]
+    text = error.traceback
+    assert text.index("RuntimeError: a Tensor with 3 elements") < text.index(
+        "The above exception was the direct cause of the following exception:") < text.index(
+        "ValueError: could not read x")
+    assert_no_gradrepl_frame(error)
+    assert all(not frame["filename"].startswith(OURS) for frame in cause["frames"])
+
+
+async def test_an_error_while_handling_another_is_context_and_from_none_hides_it(session):
+    await session.execute(CHAINED.format(how=""))
+    during = (await session.execute("load(torch.ones(3))")).error
+    assert [c["type"] for c in during.causes] == ["RuntimeError"]
+    assert "During handling of the above exception, another exception occurred:" in during.traceback
+    await session.execute(CHAINED.format(how="from None"))
+    hidden = (await session.execute("load(torch.ones(3))")).error
+    assert hidden.causes == [] and "RuntimeError" not in hidden.traceback

@@ -80,3 +80,25 @@ async def test_syntax_error_draws_its_caret(history):
         assert caret.strip() == "^" and caret.index("^") == lines[code_row].index(")")
         assert lines[code_row + 2].startswith("SyntaxError: invalid syntax")
         assert "Traceback" not in "\n".join(lines)
+
+
+async def test_a_chained_error_shows_its_cause_first(history):
+    recorder = Recorder()
+    app = GradReplApp(history=history)
+    async with app.run_test(size=(130, 50), message_hook=recorder) as pilot:
+        await until(pilot, lambda: app.kernel_state == "idle", "the kernel")
+        # Typed as a learner types it: auto-indent after each ':' and out again after a return.
+        for keys in ("def load(x):", "ctrl+j", "try:", "ctrl+j", "return x.item()", "ctrl+j",
+                     "except RuntimeError as exc:", "ctrl+j", "raise ValueError('could not read x') from exc",
+                     "ctrl+j", "enter"):
+            await pilot.press(*([keys] if keys in ("ctrl+j", "enter") else keys))
+        await until(pilot, lambda: len(recorder.of(StepFinished)) == 1, "the def")
+        first = recorder.of(StepFinished)[0].result
+        assert first.error is None, (first.source, first.error)
+        await run_steps(pilot, recorder, "load(torch.ones(3))")
+        assert recorder.of(StepFinished)[-1].result.error.type == "ValueError"
+        shown = " ".join(" ".join(line.split()) for line in log_lines(app))  # as read, however it wraps
+        cause = shown.index("RuntimeError: a Tensor with 3 elements")
+        link = shown.index("The above exception was the direct cause of the following exception:")
+        assert cause < link < shown.index("ValueError: could not read x")
+        assert "----> 3 return x.item()" in shown[:cause]

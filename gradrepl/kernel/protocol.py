@@ -98,6 +98,9 @@ class ErrorInfo:
     offset: int | None = None
     end_offset: int | None = None
     text: str | None = None
+    # The exceptions that led to this one, oldest first: {"type", "message", "frames", "link"}, where
+    # link is Python's sentence between that one and the next ("The above exception was the direct cause...").
+    causes: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -19,6 +19,10 @@ from gradrepl.kernel.protocol import Frame
 
 GRADREPL_DIR = os.path.dirname(os.path.abspath(gradrepl.__file__)) + os.sep
 HEADER = "Traceback (most recent call last):\n"
+# Python's words between a chained exception and the one it led to.
+CAUSE = "The above exception was the direct cause of the following exception:"
+CONTEXT = "During handling of the above exception, another exception occurred:"
+MAX_CAUSES = 8  # a longer chain keeps its last links: those nearest the error shown
 
 
 def without_own_frames(stack: str) -> str:
@@ -54,12 +58,15 @@ def error_info(exc: BaseException, learner_files: set[str], explanation: str | N
     frames = learner_frames(exc, learner_files)
     # str(exc) is learner code: it may raise, hang or be megabytes long (guard.py bounds all three).
     message = safe_text(lambda: exc, "the error message")
+    causes = [{"type": type(earlier).__name__, "message": safe_text(lambda e=earlier: e, "the error message"),
+               "frames": learner_frames(earlier, learner_files), "link": link}
+              for earlier, link in chain(exc)]
     try:
-        text = bounded(lambda: traceback_text(exc, frames))
+        text = bounded(lambda: traceback_text(exc, frames, causes))
     except Failed:
         text = HEADER + "".join(map(_frame_text, frames)) + f"{type(exc).__name__}: {message}\n"
     info = {"type": type(exc).__name__, "message": message, "explanation": explanation,
-            "traceback": cap(text), "frames": frames}
+            "traceback": cap(text), "frames": frames, "causes": causes}
     if isinstance(exc, SyntaxError):
         info["message"] = f"{exc.msg} (line {exc.lineno})"
         info.update(offset=exc.offset, end_offset=getattr(exc, "end_offset", None), text=exc.text)
@@ -70,6 +77,25 @@ def error_info(exc: BaseException, learner_files: set[str], explanation: str | N
         info["explanation"] = explanation or ("The step was interrupted; variables assigned before that "
                                               "point are kept.")
     return info
+
+
+def chain(exc: BaseException) -> list[tuple[BaseException, str]]:
+    """The exceptions that led to ``exc``, oldest first, each with the words that link it to the next
+    (``raise ... from`` is a cause; an exception raised while handling another has it as context)."""
+    links: list[tuple[BaseException, str]] = []
+    seen = {id(exc)}
+    while len(links) < MAX_CAUSES:
+        if exc.__cause__ is not None:
+            exc, link = exc.__cause__, CAUSE
+        elif exc.__context__ is not None and not exc.__suppress_context__:
+            exc, link = exc.__context__, CONTEXT
+        else:
+            break
+        if id(exc) in seen:  # a chain that loops back on itself
+            break
+        seen.add(id(exc))
+        links.append((exc, link))
+    return links[::-1]
 
 
 def learner_frames(exc: BaseException, learner_files: set[str]) -> list[dict]:
@@ -111,11 +137,16 @@ def location(filename: str, lineno: int, name: str | None = None) -> str:
     return f"  {where}, in {name}" if name else f"  {where}"
 
 
-def traceback_text(exc: BaseException, frames: list[dict]) -> str:
-    """The frames as Python prints them (with our locations), then the exception itself."""
-    body = "".join(_frame_text(frame) for frame in frames)
+def traceback_text(exc: BaseException, frames: list[dict], causes: list[dict] = ()) -> str:
+    """As Python prints it (with our locations): each exception that led to this one, then this one."""
+    earlier = "".join(_frames_text(cause["frames"]) + f"{cause['type']}: {cause['message']}\n\n{cause['link']}\n\n"
+                      for cause in causes)
     last = _syntax_error_text(exc) if isinstance(exc, SyntaxError) else traceback.format_exception_only(type(exc), exc)
-    return (HEADER + body if body else "") + "".join(last)
+    return earlier + _frames_text(frames) + "".join(last)
+
+
+def _frames_text(frames: list[dict]) -> str:
+    return HEADER + "".join(map(_frame_text, frames)) if frames else ""
 
 
 def _frame_text(frame: dict) -> str:

@@ -4,7 +4,9 @@ It only renders and collects. What the learner does leaves as a
 `QuestionCard.Action` message (answer, check, hint, skip); the lesson pane or
 the quiz app decides, and calls back `show_hints`, `show_verdict`, `say` and
 `finish`. Answers are read by tutor/asking.py's rules, the same ones `play` and
-the plain quiz use. Lesson words (prompt, hints, feedback) are Markdown.
+the plain quiz use. Lesson words (prompt, hints, feedback) are Markdown. Every
+text it shows may quote the kernel (a key, a learner's value): its control
+characters are shown, never sent (terminal_text.visible).
 
 The two homes differ in one thing: a lesson's task is typed in the console
 (`task_in_console`), the quiz's in the card's own code input.
@@ -27,6 +29,7 @@ from textual.widgets import Button, Input, Label, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gradrepl.history import History
+from gradrepl.terminal_text import first_control, visible
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.markdown_text import fenced
 from gradrepl.tui.messages import CompletionRequested, InputSubmitted
@@ -139,9 +142,9 @@ class QuestionCard(Vertical):
         if self.title:
             kind.append(f"  ·  {self.title}", style="dim")
         yield Static(kind, id="question-kind")
-        yield Markdown(question.prompt, id="question-prompt")
+        yield Markdown(visible(question.prompt), id="question-prompt")
         if self.code:
-            yield Markdown(fenced(self.code), id="question-code")
+            yield Markdown(fenced(visible(self.code)), id="question-code")
         yield from self._answer_widgets()
         with Horizontal(classes="question-buttons"):
             yield Button("Check" if self.task_in_console else "Answer", id="answer-button", variant="primary",
@@ -169,7 +172,7 @@ class QuestionCard(Vertical):
                                       classes="answer-input")
         elif self.task_in_console:
             if question.starter:
-                yield Markdown(fenced(question.starter), id="question-code")
+                yield Markdown(fenced(visible(question.starter)), id="question-code")
             yield Static(Text(STARTER_IN_CONSOLE if question.starter else TASK_IN_CONSOLE, style="italic"),
                          classes="task-help")
         elif question.type == "task":
@@ -183,7 +186,7 @@ class QuestionCard(Vertical):
                 yield Static(Text(f"within ±{question.tolerance:g}", style="dim"))
 
     def _option_prompt(self, shown: int, mark: tuple[str, str] | None = None) -> Content:
-        text = f"{shown + 1}) {self.question.options[self.order[shown]].text}"
+        text = f"{shown + 1}) {visible(self.question.options[self.order[shown]].text)}"
         return Content.assemble(mark, text) if mark else Content(text)
 
     def on_mount(self) -> None:
@@ -290,7 +293,7 @@ class QuestionCard(Vertical):
         """The hints shown so far (Markdown); Hint is disabled once none is left."""
         self.hints = list(hints)
         shown = self.query_one("#hints", Markdown)
-        shown.update("\n\n".join(f"**hint {n}:** {hint}" for n, hint in enumerate(hints, 1)))
+        shown.update("\n\n".join(f"**hint {n}:** {visible(hint)}" for n, hint in enumerate(hints, 1)))
         shown.display = bool(hints)
         self.query_one("#hint-button", Button).disabled = self.frozen or not self.hints_left
 
@@ -301,7 +304,7 @@ class QuestionCard(Vertical):
     def show_verdict(self, correct: bool, words: str, *, mark_style: str | None = None,
                      fields: dict[str, bool] | None = None) -> None:
         """Right or wrong: a mark beside the words (Markdown), and for predict_state a mark per field."""
-        mark = "✓" if correct else "✗"
+        mark, words = "✓" if correct else "✗", visible(words)
         self.query_one("#verdict-mark", Static).update(
             Text(mark, style=mark_style or ("bold green" if correct else "bold red")))
         laid_out = self.query_one("#verdict-words", Markdown).update(words)
@@ -346,6 +349,8 @@ class QuestionCard(Vertical):
         self.say(Text(f"… {words}", style="dim italic"))
 
     def _set_note(self, text: Text) -> None:
+        if first_control(text.plain) is not None:  # rare enough that its colours may go
+            text = Text(visible(text.plain))
         self._note = text
         shown = self.query_one("#note", Static)
         shown.update(text)

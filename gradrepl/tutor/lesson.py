@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
+from gradrepl.terminal_text import first_control, visible
+
 LESSONS_ENV = "GRADREPL_LESSONS"
 QUESTION_TYPES = ("choice", "predict", "predict_state", "task", "derive", "numeric")
 STATE_FIELDS = ("requires_grad", "is_leaf", "grad_fn", "grad", "retains_grad", "dtype", "shape")
@@ -308,8 +310,44 @@ def parse_lesson(text: str, path: str = "<lesson>") -> Lesson:
                     steps=steps, requires=[str(r) for r in requires], language=str(meta.get("language", "en")),
                     skippable=bool(meta.get("skippable", True)), summary=str(meta.get("summary", "")),
                     setup=setup)
+    problems = _control_characters(lesson)
+    if problems:
+        raise LessonFormatError(problems)
     _attach_context(lesson)
     return lesson
+
+
+def _control_characters(lesson: Lesson) -> list[Problem]:
+    """Every text of the lesson that holds a control character (YAML's "\\x1b" escapes included).
+
+    A lesson's words and code reach the terminal; an escape sequence there would clear the
+    screen, retitle the window or write the clipboard. Code that needs one writes it as
+    Python's escape (`"\\x1b"`), which stays plain text."""
+    problems: list[Problem] = []
+
+    def walk(value: Any, line: int, owner: str, field: str = "") -> None:
+        if isinstance(value, str):
+            char = first_control(value.replace("\r\n", "\n"))
+            if char is not None:
+                where = " ".join(part for part in (field, owner) if part)
+                problems.append(Problem(lesson.path, line, f"{where} holds the control character {visible(char)}; "
+                                                           "a terminal would act on it (in code, write it as an "
+                                                           f"escape: '{visible(char)}')"))
+        elif isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                walk(item, line, owner, f"{field}[{index}]")
+        elif hasattr(value, "__dataclass_fields__"):
+            for name in value.__dataclass_fields__:
+                if name not in ("path", "context", "steps"):
+                    walk(getattr(value, name), line, owner, f"{field}.{name}" if field else name)
+
+    walk(lesson, 2, "of the front matter")
+    for step in lesson.steps:
+        if step.question is not None:
+            walk(step.question, step.question.line, f"of question {step.question.id!r}")
+        else:
+            walk(step.text, step.line, f"the {step.kind} at this line")
+    return problems
 
 
 def replay_sources(lesson: Lesson, upto: int) -> list[Source]:

@@ -87,8 +87,8 @@ class ConsoleLog(RichLog):
             self._emit(Text(result.kernel_event, style="bold magenta"))
 
     def write_notice(self, text: str, style: str = "dim") -> None:
-        """A line from gradrepl itself (kernel restarted, reset, ...)."""
-        self._emit(Text(text, style=style))
+        """A line from gradrepl itself (kernel restarted, reset, ...); it may quote the kernel or a lesson."""
+        self._emit(Text(visible(text), style=style))
 
 
 def _side_by_side(prompts: Text, code: Syntax) -> Table:

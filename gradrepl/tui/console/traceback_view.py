@@ -3,6 +3,8 @@
 Built from ErrorInfo.frames (kernel/tracebacks.py): each learner frame is its location
 and its source line behind IPython's arrow; torch's frames fold into one line that
 F9 (or a click on it) opens; a SyntaxError shows its line with a caret under the spot.
+A chained error (``raise ... from``, or one raised while handling another) shows what
+led to it first, as Python prints a chain.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from gradrepl.kernel.protocol import ErrorInfo
-from gradrepl.terminal_text import visible
 
 ARROW = "----> "
 TOGGLE_ACTION = "app.toggle_library_frames"
@@ -22,6 +23,12 @@ TOGGLE_ACTION = "app.toggle_library_frames"
 def error_view(error: ErrorInfo, show_library: bool) -> Group:
     """The whole error: frames (library ones folded unless `show_library`), the exception, the why."""
     parts: list[RenderableType] = []
+    for cause in error.causes:  # what led to this error, oldest first, as Python prints a chain
+        if cause["frames"]:
+            parts.append(Text("Traceback (most recent call last)", style="dim"))
+            parts.extend(_frames(cause["frames"], show_library))
+        parts.append(Text.assemble((f"{cause['type']}: ", "bold red"), (cause["message"], "red")))
+        parts.append(Text(f"\n{cause['link']}\n", style="dim italic"))
     frames = list(error.frames)
     caret = syntax_caret(error)
     if caret is not None and frames and frames[-1]["lineno"] and frames[-1]["origin"] == "learner":
@@ -42,7 +49,7 @@ def syntax_caret(error: ErrorInfo) -> Text | None:
     """`line N` of the cell, the code, and ^ under the columns Python blames (1-based offsets)."""
     if not _is_syntax_error(error) or not error.text or not error.offset:
         return None
-    raw = visible(error.text.rstrip("\n"))
+    raw = error.text.rstrip("\n")  # made visible, with the offsets moved along, by visible_step
     code = raw.lstrip()
     shift = len(raw) - len(code)
     start = max(0, error.offset - 1 - shift)
