@@ -118,3 +118,11 @@ async def test_an_error_while_handling_another_is_context_and_from_none_hides_it
     await session.execute(CHAINED.format(how="from None"))
     hidden = (await session.execute("load(torch.ones(3))")).error
     assert hidden.causes == [] and "RuntimeError" not in hidden.traceback
+
+
+async def test_a_chained_error_without_words_of_its_own_is_explained_by_its_cause(session):
+    await session.execute("def train_step(loss):\n    try:\n        loss.backward()\n"
+                          "    except RuntimeError as exc:\n        raise ValueError('the step failed') from exc\n")
+    error = (await session.execute("train_step(torch.ones(3, requires_grad=True) * 2)")).error
+    assert error.type == "ValueError" and error.causes[0]["type"] == "RuntimeError"
+    assert error.explanation and ".sum()" in error.explanation  # why backward needs a scalar, as for the cause

@@ -32,7 +32,7 @@ from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
 from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
-from gradrepl.kernel.tracebacks import cell_name, error_info, remember_source
+from gradrepl.kernel.tracebacks import cell_name, chain, error_info, remember_source
 
 RESULT_CAP = 20_000   # characters of an echoed repr
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
@@ -458,11 +458,17 @@ def _merge_pages(pages: list[dict]) -> dict:
 
 
 def _explanation(exc: BaseException) -> str | None:
-    """Plain words for an error; explaining reads the exception, which may misbehave too."""
-    try:
-        return bounded(lambda: explain(exc) or sandbox.explain(exc))
-    except Failed:
-        return None
+    """Plain words for an error, or for the nearest error of its chain that has them (a ValueError
+    raised from autograd's RuntimeError is explained by the RuntimeError); explaining reads the
+    exception, which may misbehave too."""
+    for candidate in [exc] + [earlier for earlier, _ in reversed(chain(exc))]:
+        try:
+            words = bounded(lambda: explain(candidate) or sandbox.explain(candidate))
+        except Failed:
+            return None
+        if words:
+            return words
+    return None
 
 
 def _warning_notes(caught) -> list[str]:
