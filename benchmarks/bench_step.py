@@ -2,14 +2,17 @@
 
 A small-tensor training loop (four scalar parameters, a 200-point input, 1,500
 iterations) times itself; the same script runs under plain `python` and under
-`gradrepl run` (the loop is one step, with the shadow recorder, the
-accumulation watch and the inspector around it). Goal: at most 1.10x plain python.
+`gradrepl run` (the loop is one step, with the accumulation watch and the
+inspector around it), and as one step typed in a session, as the TUI and the
+plain REPL run it (the shadow recorder too: `run` records none, a script has no
+%check). Goal: at most 1.10x plain python.
 
 Run: .venv/bin/python benchmarks/bench_step.py [--quick]
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import statistics
@@ -52,22 +55,43 @@ def timed(command: list[str]) -> tuple[float, str]:
     return float(found.group(1)), found.group(2)
 
 
+def typed(code: str) -> tuple[float, str]:
+    """The loop as one step of a session (a kernel of its own), as the TUI runs what a learner types."""
+    from gradrepl.session import Session
+
+    async def once() -> str:
+        async with Session() as session:
+            result = await session.execute(code)
+        return result.stdout + (result.error.message if result.error else "")
+
+    out = asyncio.run(once())
+    found = TIMED.search(out)
+    if found is None:
+        raise RuntimeError(f"the typed loop failed:\n{out[-2000:]}")
+    return float(found.group(1)), found.group(2)
+
+
 def main() -> None:
     iterations, runs = pick(1500, 150), pick(5, 1)
     with tempfile.NamedTemporaryFile("w", suffix=".py") as script:
         script.write(LOOP.format(iterations=iterations))
         script.flush()
-        plain, ours = [], []
-        for _ in range(runs):  # interleaved, so a busy moment of the machine hits both sides
+        plain, ours, in_session = [], [], []
+        for _ in range(runs):  # interleaved, so a busy moment of the machine hits every side
             seconds, plain_loss = timed([sys.executable, script.name])
             plain.append(seconds)
             seconds, our_loss = timed([str(GRADREPL), "run", script.name])
             ours.append(seconds)
-    if plain_loss != our_loss:
-        raise RuntimeError(f"the loop ended with loss {our_loss} in gradrepl but {plain_loss} in python")
+            seconds, typed_loss = typed(LOOP.format(iterations=iterations))
+            in_session.append(seconds)
+    if not plain_loss == our_loss == typed_loss:
+        raise RuntimeError(f"the loop ended with loss {our_loss} in gradrepl run, {typed_loss} typed, "
+                           f"but {plain_loss} in python")
+    base = statistics.median(plain)
     print(f"training loop, {iterations:,} iterations, timed by the script (median of {runs}): "
-          f"python {statistics.median(plain):.3f} s, gradrepl run {statistics.median(ours):.3f} s, "
-          f"ratio {statistics.median(ours) / statistics.median(plain):.2f}x (goal <= 1.10x)")
+          f"python {base:.3f} s, gradrepl run {statistics.median(ours):.3f} s "
+          f"(ratio {statistics.median(ours) / base:.2f}x), typed in a session {statistics.median(in_session):.3f} s "
+          f"(ratio {statistics.median(in_session) / base:.2f}x) (goal <= 1.10x)")
 
 
 if __name__ == "__main__":

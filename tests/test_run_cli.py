@@ -125,3 +125,13 @@ def test_continuation_lines_show_dots(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert ">>> for i in range(3):\n...     total += i\n" in proc.stdout
     assert ">>>     total" not in proc.stdout
+
+
+def test_an_error_the_compiler_finds_names_the_script_line(tmp_path):
+    script = tmp_path / "late.py"
+    script.write_text("x = 1\n\n\nreturn x\nprint('after')\n")
+    proc, lines = run_json(script)
+    assert proc.returncode == 1
+    error = steps(lines)[1]["error"]
+    assert error["type"] == "SyntaxError" and error["message"] == "'return' outside function (line 4)"
+    assert steps(lines)[2]["stdout"] == "after\n"

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from gradrepl import cli
-from gradrepl.kernel import client
+from gradrepl.kernel import launch
 from gradrepl.session import Session
 
 
@@ -20,6 +20,7 @@ from gradrepl.session import Session
     (["lessons"], False),
     (["run", "--help"], False),
     (["--version"], False),
+    (["--disk-limit", "1G", "run", "script.py"], True),
 ])
 def test_commands_that_need_a_kernel_start_the_zygote_first(argv, starts):
     assert cli._starts_a_kernel(argv) is starts
@@ -33,34 +34,68 @@ def test_only_the_tutor_tui_holds_the_collector_off_until_its_first_frame(argv, 
     assert cli._opens_the_tui(argv) is opens
 
 
+def test_a_command_imports_no_other_commands_modules():
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom gradrepl import cli\nparser, modules = cli.build_parser(sys.argv[1:])\n"
+             "parser.parse_args(sys.argv[1:])\n"
+             "print(sorted(modules), [name for name in ('gradrepl.tutor.lesson', 'yaml', 'markdown_it') if name in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe, "--workspace", "/tmp", "run", "x.py"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "['run'] []\n"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--help"], ["run", "check", "lessons", "quiz"]),     # every command listed
+    (["-h", "run"], ["run", "check", "lessons", "quiz"]),
+    (["run", "--help"], ["--stop-on-error"]),
+])
+def test_help_still_lists_what_it_should(argv, words):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gradrepl", *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and all(word in done.stdout for word in words), done.stdout
+
+
+def test_an_unknown_command_names_the_known_ones():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gradrepl", "nosuch"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "invalid choice" in done.stderr and "'lessons'" in done.stderr
+
+
 async def test_the_first_session_adopts_the_early_zygote_and_runs_steps():
-    client.start_zygote_early()
-    early = client._early.process
+    launch.start_zygote_early()
+    early = launch.early().process
     async with Session() as session:
         assert session.client.zygote.process is early  # no second interpreter importing torch
         assert (await session.execute("6 * 7")).result == "42"
     assert early.poll() is not None  # closing the session ended it
-    assert client._early is None
+    assert launch.early() is None
 
 
 async def test_a_session_with_other_settings_ends_the_early_zygote_and_starts_its_own():
     from gradrepl.kernel.options import KernelOptions
 
-    client.start_zygote_early()
-    early, early_scratch = client._early.process, client._early.args[0]
+    launch.start_zygote_early()
+    early, early_scratch = launch.early().process, launch.early().args[0]
     async with Session(KernelOptions(disk_limit=32 << 20)) as session:
         assert session.client.zygote.process is not early and early.poll() is not None
         assert session.client.scratch_dir != early_scratch
         assert (await session.execute("6 * 7")).result == "42"
-    assert client._early is None
+    assert launch.early() is None
 
 
 def test_an_early_zygote_nobody_needed_is_ended():
-    client.start_zygote_early()
-    early = client._early.process
-    scratch_dir = client._early.args[0]
-    client.discard_early_zygote()
-    assert early.poll() is not None and client._early is None
+    launch.start_zygote_early()
+    early = launch.early().process
+    scratch_dir = launch.early().args[0]
+    launch.discard_early_zygote()
+    assert early.poll() is not None and launch.early() is None
     assert not os.path.exists(scratch_dir)  # nobody claimed its scratch folder
 
 
@@ -87,3 +122,22 @@ async def test_a_one_shot_command_does_not_warm_the_zygote_behind_its_steps():
         await asyncio.sleep(1.5)  # long enough for an idle zygote to import its first modules
         await session.restart()
         assert (await session.execute(probe)).result == "False"
+
+
+async def test_a_kernel_collects_garbage_although_the_zygote_imported_torch_without(session):
+    code = ("import gc, weakref\nclass Node: pass\na, b = Node(), Node()\na.other, b.other = b, a\n"
+            "gone = weakref.ref(a)\ndel a, b\nkept = [[] for _ in range(5000)]\n"
+            "(gc.isenabled(), gone() is None)")
+    assert (await session.execute(code)).result == "(True, True)"
+
+
+def test_the_zygote_is_launched_before_the_frontend_imports_asyncio_or_the_sandbox():
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom gradrepl.kernel import launch\nlaunch.start_zygote_early()\n"
+             "print(sorted(name for name in ('asyncio', 'argparse', 'gradrepl.kernel.sandbox', 'gradrepl.kernel.client')"
+             " if name in sys.modules))\nlaunch.discard_early_zygote()")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"

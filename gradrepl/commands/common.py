@@ -57,7 +57,12 @@ def kernel_options(args: argparse.Namespace) -> KernelOptions:
 
 def emit_json(obj: dict) -> None:
     """One self-contained JSON object per line, flushed so a pipe reader sees it at once."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    emit_line(json.dumps(obj, ensure_ascii=False))
+
+
+def emit_line(text: str) -> None:
+    """One line already encoded as emit_json would have, flushed."""
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

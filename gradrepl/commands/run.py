@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import json
 import time
 
 from gradrepl import __version__
-from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, read_source, run_async
+from gradrepl.commands.common import add_kernel_options, emit_json, emit_line, kernel_options, read_source, run_async
 from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
 from gradrepl.terminal_text import visible
 from gradrepl.textviews import step_text
@@ -71,17 +72,17 @@ async def _replay(args, steps, options) -> int:
             emit_json(header)
         else:
             _print_header(header)
-        for line, text in steps:
-            result = await session.execute(text, filename=args.file, first_line=line)
+        lines = StepLines()
+        # No shadow formulas: a script has no %check to use them.
+        async for result in session.replay(steps, args.file, args.stop_on_error, shadows=False):
+            line = steps[ran][0]
             ran += 1
             if args.json:
-                emit_json(_json_line(result, line, session))
+                emit_line(lines.line(result, line, session.tensors))
             else:
                 _print_step(result, line)
             if result.error:
                 errors += 1
-                if args.stop_on_error:
-                    break
     summary = {"type": "summary", "steps": ran, "errors": errors, "skipped": len(steps) - ran,
                "duration_ms": round((time.perf_counter() - started) * 1000, 1)}
     if args.json:
@@ -92,11 +93,36 @@ async def _replay(args, steps, options) -> int:
     return 1 if errors else 0
 
 
-def _json_line(result: StepResult, line: int, session) -> dict:
-    data = result.to_json()
-    data["line"] = line
-    data["tensors"] = list(session.tensors.values())  # every live tensor, each with its changed flag
-    return data
+class StepLines:
+    """The `--json` line of each step: every live tensor is in every line, each row with its changed
+    flag, yet a row is encoded once. Rows are the session's: a changed tensor gets a new row, and the
+    only change made to a row in place is its changed flag going off."""
+
+    def __init__(self) -> None:
+        self._encoded: dict[str, tuple[dict, str, str]] = {}  # name -> (row, its JSON around "changed")
+
+    def line(self, result: StepResult, line: int, tensors: dict[str, dict]) -> str:
+        data = result.to_json()
+        data["line"] = line
+        before, after = _around(data, "tensors")
+        for name in self._encoded.keys() - tensors.keys():
+            del self._encoded[name]
+        return before + "[" + ", ".join(map(self._row, tensors.values())) + "]" + after
+
+    def _row(self, row: dict) -> str:
+        cached = self._encoded.get(row["name"])
+        if cached is None or cached[0] is not row:
+            cached = self._encoded[row["name"]] = (row, *_around(row, "changed"))
+        return cached[1] + ("true" if row["changed"] else "false") + cached[2]
+
+
+def _around(data: dict, key: str) -> tuple[str, str]:
+    """The JSON of `data` (as emit_json writes it) before and after the value of `key`."""
+    keys = list(data)
+    at = keys.index(key)
+    head = json.dumps({name: data[name] for name in keys[:at]}, ensure_ascii=False)[1:-1]
+    tail = json.dumps({name: data[name] for name in keys[at + 1:]}, ensure_ascii=False)[1:-1]
+    return "{" + (head + ", " if head else "") + json.dumps(key) + ": ", (", " + tail if tail else "") + "}"
 
 
 def _print_header(header: dict) -> None:

@@ -20,7 +20,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from gradrepl.kernel import protocol, scratch
+from gradrepl.kernel import launch, protocol, scratch
+from gradrepl.kernel.machine import default_disk_limit, default_memory_limit
 from gradrepl.kernel.options import KernelOptions
 
 INTERRUPT_GRACE = 2.0    # seconds a step gets to stop after SIGINT before it is killed
@@ -71,18 +72,16 @@ class OutputPipe:
         self.finished: dict[int, tuple[str, int]] = {}
         self.eof = False
         self.changed = asyncio.Event()
-        self.task: asyncio.Task | None = None
+        self.transport: asyncio.ReadTransport | None = None
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=1 << 22)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.fd, "rb", 0))
-        self.task = asyncio.create_task(self._pump(reader))
+        self.transport = await _read_pipe(self.fd, self._received, self._ended)
 
-    async def _pump(self, reader: asyncio.StreamReader) -> None:
-        while chunk := await reader.read(1 << 16):
-            self.buffer += chunk
-            self._scan()
+    def _received(self, data: bytes) -> None:
+        self.buffer += data
+        self._scan()
+
+    def _ended(self) -> None:
         self.eof = True
         self._take(bytes(self.buffer))
         self.buffer.clear()
@@ -159,34 +158,36 @@ class ReplyChannel:
     killed, and the request waiting on it fails with those words.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, on_broken):
-        self.reader = reader
+    def __init__(self, fd: int, on_broken):
+        self.fd = fd
         self.on_broken = on_broken
         self.waiting: tuple[object, asyncio.Future] | None = None
         self.ended = False
         self.broken: str | None = None
-        self.task: asyncio.Task | None = None
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of the buffer known to hold no newline
+        self.transport: asyncio.ReadTransport | None = None
 
-    def start(self) -> None:
-        self.task = asyncio.create_task(self._pump())
+    async def start(self) -> None:
+        self.transport = await _read_pipe(self.fd, self._received, lambda: self._end(None))
 
-    async def _pump(self) -> None:
-        while True:
-            try:
-                line = await self.reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError:   # EOF, perhaps halfway through a reply: the kernel died
-                self._end(None)
-                return
-            except asyncio.LimitOverrunError:
-                self._end(f"the kernel sent a reply line longer than {protocol.REPLY_CAP >> 20} MiB")
-                return
-            except (OSError, ValueError):
-                self._end(None)
-                return
+    def _received(self, data: bytes) -> None:
+        if self.ended:
+            return
+        self.buffer += data
+        while (end := self.buffer.find(b"\n", self.scanned)) >= 0:
+            if end >= protocol.REPLY_CAP:
+                break
+            line = bytes(self.buffer[:end + 1])
+            del self.buffer[:end + 1]
+            self.scanned = 0
             reason = self._deliver(line)
             if reason:
                 self._end(reason)
                 return
+        self.scanned = len(self.buffer)
+        if self.scanned >= protocol.REPLY_CAP:
+            self._end(f"the kernel sent a reply line longer than {protocol.REPLY_CAP >> 20} MiB")
 
     def _deliver(self, line: bytes) -> str | None:
         try:
@@ -253,75 +254,36 @@ class KernelProcess:
         """Kill the kernel and let go of its pipes: nothing more will be read from it."""
         self.kill()
         self.commands.close()
-        for task in (self.stdout.task, self.stderr.task, self.replies.task):
-            if task:
-                task.cancel()
+        for transport in (self.stdout.transport, self.stderr.transport, self.replies.transport):
+            if transport:
+                transport.close()
 
 
-def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of the zygote and of spawned kernels."""
-    env = dict(os.environ)
-    env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
-    # torch starts a thread pool at import unless told not to, and a process with
-    # threads cannot be forked safely; each kernel sets its own count after forking.
-    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
-    env.update(extra or {})
-    return env
+class _Reading(asyncio.Protocol):
+    """A read pipe's data handed to `received` as it arrives (no reader task in between); `ended` once,
+    at EOF or when the pipe fails, a partial line or step then being whatever arrived."""
+
+    def __init__(self, received, ended):
+        self.received = received
+        self.ended = ended
+        self.done = False
+
+    def data_received(self, data: bytes) -> None:
+        self.received(data)
+
+    def eof_received(self) -> None:
+        self.connection_lost(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done:
+            self.done = True
+            self.ended()
 
 
-def _launch_zygote(env: dict[str, str], args: list[str]) -> tuple[subprocess.Popen, socket.socket]:
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()), *args], pass_fds=[theirs.fileno()],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    theirs.close()
-    return process, ours
-
-
-@dataclass
-class _EarlyZygote:
-    """A zygote started before the frontend knew it needed one (start_zygote_early)."""
-
-    env: dict[str, str]
-    args: list[str]  # [scratch folder, disk limit], as Zygote passes them
-    process: subprocess.Popen
-    sock: socket.socket
-    claimed: bool = False  # a KernelClient took its scratch folder and will adopt it
-
-
-_early: _EarlyZygote | None = None
-
-
-def start_zygote_early() -> None:
-    """Launch the zygote now, first thing: its torch import then overlaps with everything the
-    frontend does (parsing flags, importing its UI, reading files) until it asks for a kernel."""
-    global _early
-    if _early is None:
-        from gradrepl.kernel.sandbox import default_disk_limit
-
-        env, args = kernel_env(), [scratch.make(), str(default_disk_limit())]
-        _early = _EarlyZygote(env, args, *_launch_zygote(env, args))
-
-
-def claim_early_scratch(env: dict[str, str], disk_limit: int) -> str | None:
-    """The early zygote's scratch folder, for the first client whose settings it was started with."""
-    if _early is None or _early.claimed or (_early.env, _early.args[1]) != (env, str(disk_limit)):
-        return None
-    _early.claimed = True
-    return _early.args[0]
-
-
-def discard_early_zygote() -> None:
-    """End an early zygote no Zygote adopted (the command stopped before it needed a kernel)."""
-    global _early
-    if _early is not None:
-        early, _early = _early, None
-        early.sock.close()
-        early.process.kill()
-        early.process.wait()
-        early.process.stderr.close()
-        if not early.claimed:
-            shutil.rmtree(early.args[0], ignore_errors=True)
+async def _read_pipe(fd: int, received, ended) -> asyncio.ReadTransport:
+    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: _Reading(received, ended), os.fdopen(fd, "rb", 0))
+    return transport
 
 
 class Zygote:
@@ -341,14 +303,7 @@ class Zygote:
         self.reader_task: asyncio.Task | None = None
 
     async def start(self) -> None:
-        global _early
-        if _early is not None and _early.claimed and (_early.env, _early.args) == (self.env, self.args):
-            early, _early = _early, None
-            self.process, self.sock = early.process, early.sock
-        else:
-            if _early is not None and not _early.claimed:
-                discard_early_zygote()  # started for other settings: of no use here
-            self.process, self.sock = _launch_zygote(self.env, self.args)
+        self.process, self.sock = launch.adopt_early(self.env, self.args) or launch.launch_zygote(self.env, self.args)
         self.sock.setblocking(False)
         self.stderr_transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(self.stderr), self.process.stderr)
@@ -415,14 +370,11 @@ class Zygote:
         if self.sock:
             self.sock.close()
         if self.process:
-            # An idle zygote exits as soon as it reads EOF; one busy importing (WARM_LATER) is killed.
-            for _ in range(20):
-                if self.process.poll() is not None:
-                    break
-                await asyncio.sleep(0.005)
-            else:
+            # Its kernels are gone and it holds nothing else (the janitor clears scratch): killed at
+            # once rather than waited for while it reads EOF or finishes a WARM_LATER import.
+            if self.process.poll() is None:
                 self.process.kill()
-                self.process.wait()
+            self.process.wait()
         if self.stderr_transport:
             self.stderr_transport.close()
 
@@ -432,7 +384,7 @@ class KernelClient:
 
     def __init__(self, options: KernelOptions | None = None):
         self.options = options or KernelOptions()
-        self.scratch_dir = claim_early_scratch(self.env(), self.policy_disk_limit()) or scratch.make()
+        self.scratch_dir = launch.claim_early_scratch(self.env(), self.policy_disk_limit()) or scratch.make()
         self.kernel: KernelProcess | None = None
         self.zygote: Zygote | None = None
         self.mode = "spawn" if self.options.spawn else "fork"
@@ -443,20 +395,16 @@ class KernelClient:
 
     # -- lifecycle ------------------------------------------------------
     def policy_disk_limit(self) -> int:
-        from gradrepl.kernel.sandbox import default_disk_limit
-
         return self.options.disk_limit or default_disk_limit()
 
     def policy(self) -> dict:
-        from gradrepl.kernel.sandbox import default_memory_limit
-
         return {"memory_limit": self.options.memory_limit or default_memory_limit(),
                 "disk_limit": self.policy_disk_limit(),
                 "allow_network": self.options.allow_network, "scratch_dir": self.scratch_dir,
                 "workspace": self.options.workspace, "readable": list(self.options.readable)}
 
     def env(self) -> dict[str, str]:
-        return kernel_env(self.options.extra_env)
+        return launch.kernel_env(self.options.extra_env)
 
     async def start(self) -> KernelProcess:
         """Start the zygote (unless spawning) and one kernel; returns when it is ready."""
@@ -493,14 +441,12 @@ class KernelClient:
                 os.close(fd)
         loop = asyncio.get_running_loop()
         commands, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(cmd_w, "wb", 0))
-        reader = asyncio.StreamReader(limit=protocol.REPLY_CAP)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(reply_r, "rb", 0))
         stdout, stderr = OutputPipe(out_r, nonce), OutputPipe(err_r, nonce)
         await stdout.start()
         await stderr.start()
         kernel = KernelProcess(pid, nonce, commands, None, stdout, stderr, exited)
-        kernel.replies = ReplyChannel(reader, kernel.kill)
-        kernel.replies.start()
+        kernel.replies = ReplyChannel(reply_r, kernel.kill)
+        await kernel.replies.start()
         ready = await kernel.replies.await_reply(None)
         if ready is None:
             kernel.close()
@@ -554,11 +500,9 @@ class KernelClient:
                 raise KernelDied(self._death_reason or kernel.replies.broken or describe_exit(status))
             return reply
 
-    async def execute(self, source: str, step: int, **fields) -> tuple[dict, str, str]:
-        """Run one step (`fields`: filename, first_line, timeit); returns (reply payload, stdout, stderr).
-        Raises KernelDied."""
-        kernel = self.kernel
-        reply = await self.request("execute", source=source, step=step, **fields)
+    async def step_output(self, kernel: KernelProcess, step: int, reply: dict) -> tuple[str, str]:
+        """What step `step` printed on stdout and stderr, once its `execute` reply is in; notes on the
+        reply say what was cut. The kernel may already be running a later step: its sentinels cut the pipes."""
         out, out_dropped = await kernel.stdout.step_output(step, OUTPUT_SETTLE)
         err, err_dropped = await kernel.stderr.step_output(step, OUTPUT_SETTLE)
         notes = reply.setdefault("notes", [])
@@ -566,7 +510,7 @@ class KernelClient:
             if dropped:
                 notes.append(f"{name} truncated: {dropped:,} bytes not shown (raw output past "
                              f"{protocol.OUTPUT_CAP // 1024} KiB per step)")
-        return reply, out, err
+        return out, err
 
     async def leftover_output(self, kernel: KernelProcess) -> tuple[str, str]:
         """What a dead kernel printed last (its faulthandler report, for one)."""

@@ -23,7 +23,8 @@ TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the ke
 
 # Requests a kernel understands.
 OPS = (
-    "execute",   # {source, step}             -> {step payload}
+    "execute",   # {source, step, filename?, first_line?, timeit?, shadows? (false: no %check formulas)}
+                 #                            -> {step payload}
     "complete",  # {code, cursor}             -> {completions: [Completion fields]} or {error}
     "help",      # {expr, source: bool}       -> {display: {"kind": "help", "title", "text"}} or {error}
     "graph",     # {name}                     -> {graph: {...}, text: str}

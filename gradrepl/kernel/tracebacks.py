@@ -39,14 +39,18 @@ def cell_name(step: int) -> str:
 def remember_source(filename: str, source: str, first_line: int = 1) -> None:
     """Let tracebacks quote the learner's lines: a script's steps fill one entry at their real lines."""
     entry = linecache.cache.get(filename)
-    lines = list(entry[2]) if entry and entry[1] is None else []
+    if entry and len(entry) == 4 and entry[1] is None:
+        size, _, lines, _ = entry  # ours (no mtime): filled in place, so a step costs its own lines only
+    else:
+        size, lines = 0, []
     new = source.splitlines(True)
     if new and not new[-1].endswith("\n"):
         new[-1] += "\n"
     end = first_line - 1 + len(new)
     lines.extend(["\n"] * max(0, end - len(lines)))
+    size += sum(map(len, new)) - sum(map(len, lines[first_line - 1:end]))
     lines[first_line - 1:end] = new
-    linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
+    linecache.cache[filename] = (size, None, lines, filename)
 
 
 def error_info(exc: BaseException, learner_files: set[str], explanation: str | None) -> dict:

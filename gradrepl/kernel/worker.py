@@ -13,11 +13,13 @@ import ctypes
 import faulthandler
 import gc
 import io
+import mmap
 import os
 import signal
 import sys
 import time
 import timeit
+import types
 import warnings
 
 import torch
@@ -98,6 +100,15 @@ class NoInput(io.TextIOBase):
     read = readline
 
 
+def _reserve() -> mmap.mmap | None:
+    """MEMORY_RESERVE bytes of address space, the budget the memory limit counts, never touched: it
+    costs no memory and no time to start a kernel, and freeing it makes room under the limit."""
+    try:
+        return mmap.mmap(-1, MEMORY_RESERVE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, MemoryError):
+        return None
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -114,7 +125,7 @@ class Kernel:
         self.executing = False
         self.stdout = CappedStream(1)
         self.stderr = CappedStream(2)
-        self.reserve: bytearray | None = bytearray(MEMORY_RESERVE)
+        self.reserve: mmap.mmap | None = _reserve()
         self.learner_files = {TIMEIT_FILE}  # filenames of code the learner wrote (cells, the run script)
         self.help_pages: list[dict] = []  # help(obj) calls during the current step
         self.namespace["help"] = self.learner_help
@@ -148,15 +159,14 @@ class Kernel:
             self.restore_reserve()
 
     def release_reserve(self) -> None:
+        if self.reserve is not None:
+            self.reserve.close()
         self.reserve = None
         gc.collect()
 
     def restore_reserve(self) -> None:
         if self.reserve is None:
-            try:
-                self.reserve = bytearray(MEMORY_RESERVE)
-            except MemoryError:
-                pass  # still full: try again after the next request
+            self.reserve = _reserve()  # still full: None, and tried again after the next request
 
     def op_ping(self, message: dict) -> dict:
         return {"pid": os.getpid()}
@@ -172,7 +182,7 @@ class Kernel:
         try:
             with tracer.recording() if tracer else contextlib.nullcontext():
                 outcome = self._run(message["source"], filename, int(message.get("first_line", 1)),
-                                    bool(message.get("timeit")))
+                                    bool(message.get("timeit")), bool(message.get("shadows", True)))
             if tracer:
                 outcome["trace"] = tracer.result()
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
@@ -299,9 +309,10 @@ class Kernel:
         return {}
 
     # -- one step -------------------------------------------------------
-    def _run(self, source: str, filename: str, first_line: int, timed: bool) -> dict:
+    def _run(self, source: str, filename: str, first_line: int, timed: bool, shadows: bool) -> dict:
         """One step: its code compiled under `filename` from `first_line` on, so tracebacks name the
-        learner's cell or script and its real line numbers. `timed` runs %timeit on it instead."""
+        learner's cell or script and its real line numbers. `timed` runs %timeit on it instead;
+        `shadows` false records no formulas (nothing will ask %check about this step)."""
         self.learner_files.add(filename)
         remember_source(filename, source, first_line)
         self.help_pages = []
@@ -316,7 +327,8 @@ class Kernel:
                 if timed:
                     outcome["display"] = _time_statement(source, self.namespace)
                 else:
-                    with symbolic.recording() as journal, watch.during_step():
+                    with symbolic.recording() if shadows else contextlib.nullcontext() as journal, \
+                            watch.during_step():
                         exec(body, self.namespace)
                         if last is not None:
                             value = eval(last, self.namespace)
@@ -383,19 +395,29 @@ def describe(value) -> dict:
 
 
 def _split_last_expression(source: str, filename: str, first_line: int = 1):
-    """Compile a step; a final expression is compiled apart so its value can be echoed."""
+    """Compile a step; a final expression is compiled apart so its value can be echoed.
+
+    Compiled at line 1 and then moved to `first_line` (code objects hold their lines relative to
+    their first): cheaper than renumbering every node of the tree."""
     try:
         tree = ast.parse(source, filename, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = _moved(compile(ast.Expression(tree.body.pop().value), filename, "eval"), first_line - 1)
+        return _moved(compile(tree, filename, "exec"), first_line - 1), last
     except SyntaxError as exc:
         if exc.lineno:  # the script's line, not the step's
             exc.lineno += first_line - 1
             exc.end_lineno = exc.end_lineno + first_line - 1 if exc.end_lineno else None
         raise
-    ast.increment_lineno(tree, first_line - 1)
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
-    return compile(tree, filename, "exec"), last
+
+
+def _moved(code: types.CodeType, lines: int) -> types.CodeType:
+    """`code` and the code nested in it (functions, classes, comprehensions), `lines` lines further down."""
+    if not lines:
+        return code
+    consts = tuple(_moved(const, lines) if isinstance(const, types.CodeType) else const for const in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + lines, co_consts=consts)
 
 
 def _short_repr(value) -> str:

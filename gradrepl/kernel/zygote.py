@@ -51,13 +51,16 @@ def main() -> None:
     janitor = scratch.start_janitor(scratch_dir)
     disk = own_scratch(scratch_dir, disk_limit)  # single-threaded still: a user namespace needs that
     # Import what a kernel needs before the first fork, then freeze it so
-    # the kernels' garbage collections never rescan these objects.
+    # the kernels' garbage collections never rescan these objects. Collections
+    # during the import would only rescan what is being frozen (a tenth of torch's import time).
+    gc.disable()
     from gradrepl.kernel import worker
 
     worker.warm_up()
 
     gc.collect()
     gc.freeze()
+    gc.enable()
     later = list(worker.WARM_LATER)
     warm = False  # set by the fork requests: import `later` while idle
     wakeup_r, wakeup_w = os.pipe()

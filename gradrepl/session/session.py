@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 from gradrepl.completeness import HELP_LINE
-from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied
+from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied, KernelProcess
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
 from gradrepl.kernel.tracebacks import without_own_frames
@@ -21,6 +22,19 @@ from gradrepl.session.state import KernelState
 from gradrepl.session.timeline import Timeline
 
 completion_log = logging.getLogger("gradrepl.completion")
+
+
+@dataclass
+class _Sent:
+    """A step sent to the kernel: its reply payload, or why the kernel was lost while it ran."""
+
+    step: int
+    source: str
+    kernel: KernelProcess | None
+    timeout: float | None
+    payload: dict | None = None
+    lost: str | None = None
+    timed_out: bool = False
 
 
 class Session:
@@ -83,10 +97,7 @@ class Session:
         script's path and line) so tracebacks name it; a REPL step reads ``Cell In[N]``.
         """
         source = source.strip("\n")
-        self.step += 1
-        step = self.step
-        if source.strip():
-            self.history.append(source)
+        step = self._new_step(source)
         if source.lstrip().startswith("%"):
             result = await self.magics.run(step, source.strip())
         elif asked := HELP_LINE.match(source):
@@ -97,36 +108,100 @@ class Session:
         self.timeline.record(step, result.source, result.tensors, result.removed)
         return result
 
+    async def replay(self, steps: list[tuple[int, str]], filename: str, stop_on_error: bool = False,
+                     shadows: bool = True) -> AsyncIterator[StepResult]:
+        """Run a script's steps ((first line, code) each, as `gradrepl run` splits them) in order and
+        yield what each did, as execute() would have, one after the other.
+
+        Each step is sent as soon as the one before has replied, so the kernel runs it while the
+        frontend gathers, records and shows the one before. A step that crashed the kernel is
+        followed by nothing until the fresh kernel is up; with `stop_on_error`, nothing after a
+        failed step is sent at all. `shadows` false: the kernel records no formulas for %check.
+        """
+        pending = iter(steps)
+        fields = {"filename": filename} if shadows else {"filename": filename, "shadows": False}
+        sending = self._send_next(pending, fields)
+        try:
+            while sending is not None:
+                sent = await sending
+                failed = sent.lost is not None or bool(sent.payload.get("error"))
+                sending = None
+                if sent.lost is None and not (stop_on_error and failed):
+                    sending = self._send_next(pending, fields)
+                    await asyncio.sleep(0)  # let it write its request before this step's result is gathered
+                yield await self._finish(sent)
+                if sent.lost is not None and not stop_on_error:
+                    sending = self._send_next(pending, fields)
+        except GeneratorExit:
+            if sending is not None and self.client.kernel is not None:
+                sent = await sending  # the caller stopped reading: the step already sent still counts
+                if sent.lost is None:
+                    await self._finish(sent)
+            raise
+        finally:
+            if sending is not None and not sending.done():
+                sending.cancel()  # cancelled (an interrupt): the session is being closed
+
+    async def _finish(self, sent: _Sent) -> StepResult:
+        result = await self._collect(sent)
+        self.timeline.record(sent.step, result.source, result.tensors, result.removed)
+        return result
+
+    def _send_next(self, pending, fields: dict) -> asyncio.Task | None:
+        for first_line, source in pending:
+            source = source.strip("\n")
+            step = self._new_step(source)
+            return asyncio.ensure_future(self._send_code(step, source, None, {**fields, "first_line": first_line}))
+        return None
+
+    def _new_step(self, source: str) -> int:
+        self.step += 1
+        if source.strip():
+            self.history.append(source)
+        return self.step
+
     async def run_code(self, step: int, source: str, timeout: float | None = None, **fields) -> StepResult:
         """Send code to the kernel as step `step`, under the interrupt ladder and the step timeout."""
+        return await self._collect(await self._send_code(step, source, timeout, fields))
+
+    async def _send_code(self, step: int, source: str, timeout: float | None, fields: dict) -> _Sent:
+        """The first half of a step: the request, and its reply (or the kernel's death) under the ladder."""
         timeout = timeout if timeout is not None else self.options.step_timeout
         self._running_step = step
         self._set_state("busy")
         timer = None
-        timed_out = []
+        sent = _Sent(step, source, self.client.kernel, timeout)
         if timeout:
             def on_timeout() -> None:
-                timed_out.append(True)
+                sent.timed_out = True
                 self._interrupt_step(step, f"the step ran longer than the {timeout:g} s step timeout "
                                            "and did not stop when interrupted")
 
             timer = asyncio.get_running_loop().call_later(timeout, on_timeout)
         try:
-            payload, out, err = await self.client.execute(source, step, **fields)
+            sent.payload = await self.client.request("execute", source=source, step=step, **fields)
         except KernelDied as died:
-            return await self._after_crash(step, source, died.reason)
+            sent.lost = died.reason
         finally:
             if timer:
                 timer.cancel()
             self._running_step = None
             self._cancel_ladder()
-        result = StepResult.from_payload(step, source, payload)
+        return sent
+
+    async def _collect(self, sent: _Sent) -> StepResult:
+        """The second half of a step: its output, its result, the live table updated."""
+        if sent.lost is not None:
+            return await self._after_crash(sent.step, sent.source, sent.lost)
+        out, err = await self.client.step_output(sent.kernel, sent.step, sent.payload)
+        result = StepResult.from_payload(sent.step, sent.source, sent.payload)
         result.stdout, result.stderr = out, err
-        if timed_out and result.error and result.error.type == "KeyboardInterrupt":
-            result.error.explanation = (f"The step ran longer than the {timeout:g} s step timeout and was "
+        if sent.timed_out and result.error and result.error.type == "KeyboardInterrupt":
+            result.error.explanation = (f"The step ran longer than the {sent.timeout:g} s step timeout and was "
                                         "interrupted; variables assigned before that point are kept.")
         self._apply(result)
-        self._set_state("idle")
+        if self._running_step is None:  # else the next step is already running
+            self._set_state("idle")
         return result
 
     async def _after_crash(self, step: int, source: str, reason: str) -> StepResult:

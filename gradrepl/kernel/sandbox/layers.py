@@ -22,9 +22,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
+from gradrepl.kernel.machine import default_disk_limit, default_memory_limit  # noqa: F401 (the sandbox's API)
 from gradrepl.kernel.sandbox import landlock, mounts, seccomp
 
-GiB = 1 << 30
 _PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 2, 38
 _M_ARENA_MAX = -8
 # What learner code may read besides scratch and the workspace: Python, its libraries, the
@@ -54,15 +54,6 @@ class Policy:
     disk: dict | None = None         # the "disk" layer, set up by whoever made scratch (own_scratch)
 
 
-def default_disk_limit() -> int:
-    """min(1 GiB, an eighth of this machine's RAM): scratch is a tmpfs, so it lives in memory."""
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        return GiB
-    return max(16 << 20, min(GiB, ram // 8))
-
-
 def own_scratch(folder: str, size: int) -> dict:
     """The "disk" layer: a private, size-capped tmpfs on scratch. Call while single-threaded,
     before any kernel is forked from this process (kernels inherit the mount)."""
@@ -83,15 +74,6 @@ def readable_folders(policy: Policy) -> list[str]:
     places = [*sorted(python), user_site, package, *course, *policy.readable, *SYSTEM_READABLE]
     return list(dict.fromkeys(os.path.realpath(p) if not p.startswith("/proc/") else p
                               for p in places if p and os.path.exists(p)))
-
-
-def default_memory_limit() -> int:
-    """min(4 GiB, half of this machine's RAM)."""
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        return 4 * GiB
-    return min(4 * GiB, ram // 2)
 
 
 def parse_size(text: str) -> int:
