@@ -11,7 +11,6 @@ allowed, or is too large to evaluate, 3 no kernel could run the check.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import sys
 
@@ -67,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         point = parse_point(args.at)
     except ValueError as exc:
         raise UsageError(f"--at: {exc}") from None
-    options = dataclasses.replace(kernel_options(args), warm_later=False)  # one kernel, one check
+    options = kernel_options(args, one_shot=True)
     return run_async(_check(args.expr, point, args.json, options))
 
 

@@ -28,8 +28,10 @@ def add_kernel_options(parser: argparse.ArgumentParser, step_timeout: float | No
                            help=f"interrupt a step that runs longer than S seconds (default {step_timeout:g})")
 
 
-def kernel_options(args: argparse.Namespace) -> KernelOptions:
-    """Turn parsed flags into KernelOptions; bad values raise UsageError."""
+def kernel_options(args: argparse.Namespace, *, one_shot: bool = False) -> KernelOptions:
+    """Turn parsed flags into KernelOptions; bad values raise UsageError. A `one_shot` command (one kernel,
+    never restarted: run, trace, check, doctor) skips warming the zygote for restarts, which would only
+    compete with its work."""
     from gradrepl.errors import UsageError
     from gradrepl.kernel.sandbox import parse_size
 
@@ -52,7 +54,7 @@ def kernel_options(args: argparse.Namespace) -> KernelOptions:
         workspace = os.path.abspath(workspace)
     return KernelOptions(memory_limit=sizes.get("memory_limit"), disk_limit=sizes.get("disk_limit"),
                          allow_network=getattr(args, "allow_network", False),
-                         workspace=workspace, step_timeout=timeout)
+                         workspace=workspace, step_timeout=timeout, warm_later=not one_shot)
 
 
 def emit_json(obj: dict) -> None:

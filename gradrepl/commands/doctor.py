@@ -19,7 +19,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_async(_doctor(args.json, kernel_options(args)))
+    return run_async(_doctor(args.json, kernel_options(args, one_shot=True)))
 
 
 async def _doctor(as_json: bool, options) -> int:

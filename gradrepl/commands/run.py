@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import dataclasses
 import json
 import time
 
@@ -55,7 +54,7 @@ def read_steps(path: str) -> list[tuple[int, str]]:
 
 def run(args: argparse.Namespace) -> int:
     steps = read_steps(args.file)
-    options = dataclasses.replace(kernel_options(args), warm_later=False)  # no restarts to warm up for
+    options = kernel_options(args, one_shot=True)
     return run_async(_replay(args, steps, options))
 
 

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from gradrepl.commands.run import read_steps
 
-    return run_async(_trace(args, read_steps(args.file), kernel_options(args)))
+    return run_async(_trace(args, read_steps(args.file), kernel_options(args, one_shot=True)))
 
 
 async def _trace(args, steps: list[tuple[int, str]], options) -> int:
