@@ -43,7 +43,7 @@ MAX_CONSTANT = 4096    # largest non-grad tensor read as constants (matmul input
 MAX_COST = 2000        # estimated formula size beyond which we stop: "too large to derive symbolically"
 MAX_DEPTH = 150        # ops in a chain; sympy recurses per level and would hit Python's recursion limit
 TOO_LARGE = "too large to derive symbolically"
-MAX_CALLS = 2000       # torch calls traced per step; the rest of a longer step runs untraced, at full speed
+MAX_CALLS = 500        # torch calls traced per step (a typed expression takes tens); the rest runs untraced, at full speed
 TOO_LONG = (f"too long to check: it was made after the first {MAX_CALLS:,} torch calls of a step, and the rest "
             "of a step that long is not traced (run fewer iterations in one step to %check it)")
 
