@@ -30,6 +30,19 @@ async def test_item_write_through_data_and_data_assignment(session):
     assert session.tensors["w"]["shape"] == [2]
 
 
+async def test_a_step_with_more_writes_than_the_hooks_follow_still_shows_the_last_one(session):
+    """A training loop writes .grad thousands of times; the hooks step aside after MARK_BUDGET of them,
+    so the write after that (behind the version counter) is found by reading every row once."""
+    await setup(session, "w = torch.zeros(3, requires_grad=True)\nother = torch.zeros(2)")
+    result = await session.execute("for _ in range(3000):\n    w.grad = None\nother.data[1] = 5.0\nw.data[0] = 7.0")
+    assert result.error is None, result.error
+    assert rows_of(result)["w"]["value"]["values"] == [7.0, 0.0, 0.0]
+    assert rows_of(result)["other"]["value"]["values"] == [0.0, 5.0]
+    # The next step is followed write by write again: an unchanged row stays quiet, a written one is lit.
+    result = await session.execute("w.data[1] = 8.0")
+    assert set(rows_of(result)) == {"w"} and rows_of(result)["w"]["value"]["values"] == [7.0, 8.0, 0.0]
+
+
 async def test_grad_data_zero_shows_a_zero_grad(session):
     await setup(session, "w = torch.tensor([1.0, 2.0], requires_grad=True)\n(3 * w).sum().backward()")
     assert session.tensors["w"]["grad"]["values"] == [3.0, 3.0]

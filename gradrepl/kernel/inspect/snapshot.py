@@ -275,8 +275,13 @@ class Inspector:
                 del self._owner_of[tensor_id]
 
     def _owe_marked(self) -> None:
-        """Rows whose tensor (or its grad) was written behind its version counter are read again."""
-        for tensor_id in writes.take():
+        """Rows whose tensor (or its grad) was written behind its version counter are read again
+        (all of them after a step that wrote more than the hooks follow, writes.MARK_BUDGET)."""
+        marked = writes.take()
+        if marked is None:
+            self._owed.update(self._refs)
+            return
+        for tensor_id in marked:
             name = self._owner_of.get(tensor_id)
             if name is not None and name in self._refs:
                 self._owed[name] = self._refs[name]

@@ -10,6 +10,11 @@ the tensor's id (and its base's, for a view) to ``MARKED``. The inspector
 re-reads the rows of marked tensors, and of tensors whose grad is marked, at
 the end of the step. Ids only: nothing is kept alive, and a recycled id at
 worst refreshes a row that did not change.
+
+A training loop sets ``p.grad = None`` thousands of times in one step, each a
+Python call. Past MARK_BUDGET writes in a step the wrappers come off until the
+step ends, and the step's marks say "every row": the inspector reads them all
+once, instead of the loop paying for every write.
 """
 
 from __future__ import annotations
@@ -17,9 +22,14 @@ from __future__ import annotations
 import torch
 
 MARKED: set[int] = set()  # ids of tensors that may have been written behind their version counter
+MARK_BUDGET = 1000  # writes wrapped in one step; past it the wrappers come off until the step ends
 
 _BASE = torch._C.TensorBase
+_NATIVE = {name: _BASE.__dict__[name] for name in ("data", "grad", "retain_grad")}
+_WRAPPED: dict[str, object] = {}  # name -> our wrapper, set on torch.Tensor while on
 _installed = False
+_marks_left = MARK_BUDGET
+_overflowed = False  # this step went past the budget: any tensor may have been written
 
 
 class _NamedProperty(property):
@@ -36,9 +46,7 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    data = _BASE.__dict__["data"]
-    grad = _BASE.__dict__["grad"]
-    retain_grad = _BASE.__dict__["retain_grad"]
+    data, grad, retain_grad = _NATIVE["data"], _NATIVE["grad"], _NATIVE["retain_grad"]
 
     def get_data(self):
         _mark(self)
@@ -60,15 +68,32 @@ def install() -> None:
         _mark(self)
         return retain_grad(self)
 
-    torch.Tensor.data = _NamedProperty("data", get_data, set_data, None, data.__doc__)
-    torch.Tensor.grad = _NamedProperty("grad", grad.__get__, set_grad, delete_grad, grad.__doc__)
     retain.__name__ = retain.__qualname__ = "retain_grad"
     retain.__doc__ = retain_grad.__doc__
-    torch.Tensor.retain_grad = retain
+    _WRAPPED.update(data=_NamedProperty("data", get_data, set_data, None, data.__doc__),
+                    grad=_NamedProperty("grad", grad.__get__, set_grad, delete_grad, grad.__doc__),
+                    retain_grad=retain)
+    _wrap(True)
 
 
-def take() -> frozenset[int]:
-    """The ids marked since the last call; the marks start afresh."""
+def _wrap(on: bool) -> None:
+    """Our wrappers on torch.Tensor, or (off) the class's own descriptors back, as if never wrapped."""
+    for name, wrapper in _WRAPPED.items():
+        if on:
+            setattr(torch.Tensor, name, wrapper)
+        elif name in torch.Tensor.__dict__:
+            delattr(torch.Tensor, name)
+
+
+def take() -> frozenset[int] | None:
+    """The ids marked since the last call, or None when that span went past MARK_BUDGET (any tensor may
+    have been written: read every row). The marks start afresh, with the wrappers on."""
+    global _marks_left, _overflowed
+    overflowed, _overflowed, _marks_left = _overflowed, False, MARK_BUDGET
+    if overflowed:
+        MARKED.clear()
+        _wrap(True)
+        return None
     if not MARKED:
         return frozenset()
     marked = frozenset(MARKED)
@@ -77,8 +102,9 @@ def take() -> frozenset[int]:
 
 
 def _mark(t) -> None:
+    global _marks_left, _overflowed
     MARKED.add(id(t))
-    base = t._base
-    if base is not None:
-        MARKED.add(id(base))
-
+    _marks_left -= 1
+    if _marks_left <= 0 and not _overflowed:
+        _overflowed = True
+        _wrap(False)  # the rest of the step runs at torch's own speed
