@@ -259,9 +259,6 @@ class QuestionCard(Vertical):
         """Send the answer as given so far; a blank one is asked for again, nothing is graded."""
         if self.frozen:
             return
-        if self.task_in_console:
-            self.post_message(self.Action(self, "check", ""))  # graded on the console's namespace, not on text
-            return
         typed = self.answer()
         if typed.kind != "answer":
             self.say(Text(typed.words, style="yellow"))
@@ -269,7 +266,7 @@ class QuestionCard(Vertical):
             if empty:
                 empty[0].focus()
             return
-        self.post_message(self.Action(self, "answer", typed.value))
+        self.post_message(self.Action(self, "check" if self.task_in_console else "answer", typed.value))
 
     def answer(self) -> Typed:
         """What the learner gave, read by tutor/asking.py's rules (a blank is asked again)."""
@@ -283,7 +280,7 @@ class QuestionCard(Vertical):
             return read_fields(question, {name: self.query_one(f"#field-{name}", Input).value
                                           for name in question.fields})
         if self.task_in_console:
-            return Typed("answer", "")
+            return Typed("answer", "")  # graded on the console's namespace, not on text
         if question.type == "task":
             return read_typed(question, self.query_one(CodeInput).text, self.order)
         return read_typed(question, self.query_one("#answer", Input).value, self.order)
