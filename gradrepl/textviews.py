@@ -130,8 +130,12 @@ def tensor_table(rows: list[dict], all_rows: bool = False, width: int | None = N
         return "(no live tensors)"
     columns = PAST_COLUMNS if saved else COLUMNS
     keys = list(columns)
-    body = [[{**row_words(row), "saved_bytes": format_bytes(row.get("saved_bytes"))}[key] for key in keys]
-            for row in rows]
+    body = []
+    for row in rows:
+        words = row_words(row)
+        if saved:
+            words["saved_bytes"] = format_bytes(row.get("saved_bytes"))
+        body.append([words[key] for key in keys])
     headers = [WIDE_HEADERS.get(key, columns[key]) for key in keys]
     room = (width - 2 - len(GAP) * (len(headers) - 1)) if width else None
     widths = _widths(headers, body)

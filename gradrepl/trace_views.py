@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gradrepl.textviews import fit, format_summary, tensor_table
+from gradrepl.textviews import fit, format_summary, shape_text, tensor_table
+
 
 def grad_text(summary: dict | None) -> str:
     """One gradient in a few characters: a scalar's value, else its shape and norm."""
@@ -11,7 +12,7 @@ def grad_text(summary: dict | None) -> str:
     shape = summary.get("shape") or []
     if not shape and "values" in summary:
         return format_summary(summary)
-    dims = "×".join(map(str, shape)) if shape else "?"
+    dims = shape_text(shape) if shape else "?"  # no dims and no values: a summary that says too little
     norm = summary.get("norm")
     return dims if norm is None else f"{dims} norm {format_summary({'values': norm})}"
 
