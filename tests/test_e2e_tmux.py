@@ -153,7 +153,9 @@ def test_tab_a_pasted_block_and_a_nested_error_on_a_real_screen(tmp_path, size):
         term.wait_for(lambda s: panel_row(s, "weights") is not None, "weights in the panel")
         term.type_then_pause("weights.requires_gr")
         term.send("Tab")
-        screen = term.wait_for(lambda s: "requires_grad_" in s, "the completion menu")
+        # The menu and the input are painted apart: wait for the screen to hold both, then read it.
+        screen = term.wait_for(lambda s: "requires_grad_" in s and lines_with(s, "weights.requires_grad "),
+                               "the completion menu and the shared part typed in")
         print(f"\n--- {size} Tab on weights.requires_gr:\n" + screen)
         assert lines_with(screen, "weights.requires_grad ")  # the shared part went in at once
         assert lines_with(screen, "ƒ requires_grad_") and lines_with(screen, "· requires_grad ")
