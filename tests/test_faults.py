@@ -120,11 +120,21 @@ async def test_memory_bomb_of_small_allocations_is_a_clean_error(small_session):
     bomb = "hoard = []\nwhile True:\n    hoard.append([0] * 1000)"
     result = await session.execute(bomb)
     assert result.kernel_event is None, result.kernel_event
-    assert result.error.type == "MemoryError"
+    assert result.error.type == "MemoryError" and "--memory-limit" in result.error.explanation
     assert int((await session.execute("len(hoard)")).result) > 1000
     await session.execute("del hoard")
     assert (await session.execute("kept.sum().item()")).result == "3.0"
     await assert_recovers(session, "kept = torch.arange(3.0)", bomb)
+
+
+async def test_a_system_error_far_from_the_memory_limit_is_not_blamed_on_memory(session):
+    # C code that fails to allocate on the limit may raise SystemError instead of MemoryError; one
+    # raised while memory is plentiful is the learner's own and keeps its own words.
+    if not layer_active(session, "memory"):
+        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    result = await session.execute('raise SystemError("mine")')
+    assert result.error.type == "SystemError" and result.error.message == "mine"
+    assert "memory" not in (result.error.explanation or "")
 
 
 async def test_memory_bomb_of_tensors_is_a_clean_error(small_session):

@@ -48,6 +48,13 @@ MEMORY_EXPLANATION = ("The kernel reached its memory limit (--memory-limit), so 
                       "Your variables are kept: delete big ones (del name) or make tensors smaller.")
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """MemoryError, or the SystemError ("error return without exception set", "returned NULL without
+    setting an exception") that C code in sympy, torch or the import machinery gives when an
+    allocation fails on the limit and it forgets to set MemoryError."""
+    return isinstance(exc, MemoryError) or (isinstance(exc, SystemError) and sandbox.address_space_reached())
+
+
 def fresh_namespace() -> dict:
     """What the learner starts with: torch, nn and F, as in most torch code."""
     return {"__name__": "__main__", "__builtins__": __builtins__, "torch": torch, "nn": torch.nn,
@@ -150,8 +157,10 @@ class Kernel:
             return protocol.reply(message.get("id"), ok=False, exhausted="time", error=(
                 f"the kernel gave up on {op} after {OP_SECONDS:g} s: a value it had to read "
                 "(perhaps an object of yours) took too long"))
-        except MemoryError:
-            self.release_reserve()
+        except (MemoryError, SystemError) as exc:
+            self.release_reserve()  # first: even reading whether memory ran out needs some
+            if not out_of_memory(exc):
+                raise
             return protocol.reply(message.get("id"), ok=False, exhausted="memory", notes=[], error=error_info(
                 MemoryError("the kernel ran out of memory while answering"), self.learner_files,
                 MEMORY_EXPLANATION))
@@ -338,11 +347,14 @@ class Kernel:
             except SystemExit as exc:
                 outcome["error"] = error_info(exc, self.learner_files, "sys.exit() ends a script, not the tutor: "
                                               "the kernel keeps running and your variables are kept.")
-            except MemoryError as exc:
-                self.release_reserve()
-                outcome["error"] = error_info(exc, self.learner_files, MEMORY_EXPLANATION)
             except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
-                outcome["error"] = error_info(exc, self.learner_files, _explanation(exc))
+                if isinstance(exc, (MemoryError, SystemError)):
+                    self.release_reserve()  # first: even reading whether memory ran out needs some
+                if out_of_memory(exc):
+                    explanation = MEMORY_EXPLANATION
+                else:
+                    explanation = _explanation(exc)
+                outcome["error"] = error_info(exc, self.learner_files, explanation)
             finally:
                 self.executing = False
                 self.flags_dirty = self.flags_dirty or journal is None or journal.flipped_requires_grad

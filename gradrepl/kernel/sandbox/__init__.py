@@ -4,7 +4,8 @@ layers.py applies and reports them; landlock.py and seccomp.py are the two
 kernel interfaces it speaks through ctypes.
 """
 
-from gradrepl.kernel.sandbox.layers import (Policy, apply, default_disk_limit, default_memory_limit, explain,
-                                            own_scratch, parse_size)
+from gradrepl.kernel.sandbox.layers import (Policy, address_space_reached, apply, default_disk_limit,
+                                            default_memory_limit, explain, own_scratch, parse_size)
 
-__all__ = ["Policy", "apply", "default_disk_limit", "default_memory_limit", "explain", "own_scratch", "parse_size"]
+__all__ = ["Policy", "address_space_reached", "apply", "default_disk_limit", "default_memory_limit", "explain",
+           "own_scratch", "parse_size"]

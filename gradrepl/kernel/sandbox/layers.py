@@ -310,12 +310,30 @@ def _address_space(budget: int) -> str:
     return f"address space {_human(limit)} = kernel {_human(current)} + budget {_human(budget)}{arenas}"
 
 
+def address_space_reached(slack: int = 1 << 20) -> bool:
+    """Whether this process's address space has ever come within `slack` bytes of RLIMIT_AS: the sign
+    that an allocation failed on the limit, also where C code then raised no MemoryError."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return False
+    try:
+        return _status_bytes("VmPeak") >= limit - slack
+    except MemoryError:  # too little left even to read the status
+        return True
+    except OSError:
+        return False
+
+
 def _vm_size() -> int:
+    return _status_bytes("VmSize")
+
+
+def _status_bytes(field: str) -> int:
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmSize:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
-    raise OSError(errno.ENOENT, "no VmSize in /proc/self/status")
+    raise OSError(errno.ENOENT, f"no {field} in /proc/self/status")
 
 
 def _no_new_privs() -> str:
