@@ -22,15 +22,9 @@ from gradrepl.tui.key_footer import KeyFooter
 from gradrepl.tui.messages import KernelStateChanged
 from gradrepl.tui.question import QuestionCard
 from gradrepl.tui.quiz.words import result_markdown, summary_markdown
+from gradrepl.tui.status_bar import STATE_WORDS
 from gradrepl.tui.unicode_width import align_with_terminal
 from gradrepl.tutor.quiz import QuizResult, QuizRun, QuizSummary, SessionGrader, due_in_words
-
-KERNEL_WORDS = {
-    "starting": ("◌ kernel starting (importing torch)", "yellow"),
-    "idle": ("● kernel ready", "green"),
-    "busy": ("◐ kernel busy", "yellow"),
-    "dead": ("✕ kernel stopped", "bold red"),
-}
 
 
 @dataclass
@@ -241,8 +235,8 @@ class QuizApp(App):
         """Score so far, the kernel's state, and the promise that answers are saved."""
         results = self.quiz.results
         text = Text(f"score {sum(r.correct for r in results)}/{len(results)}", style="bold")
-        if self.kernel_state in KERNEL_WORDS:
-            words, style = KERNEL_WORDS[self.kernel_state]
+        if self.kernel_state in STATE_WORDS:
+            words, style = STATE_WORDS[self.kernel_state]
             text.append("  │  ").append(words, style=style)
         text.append("  │  answers are saved as you go", style="dim")
         return text
