@@ -88,6 +88,23 @@ async def test_interrupt_keeps_the_namespace(session):
     assert (await session.execute("kept")).result == "42"
 
 
+async def test_an_interrupt_stops_only_the_step_it_is_aimed_at(session):
+    # Steps sent ahead (`gradrepl run`): an interrupt meant for a step that has just ended must not
+    # stop the next one, which the kernel is already running.
+    async with session.client.pipeline() as pipe:
+        _, first = pipe.send("execute", source="import time; time.sleep(0.2); a = 1", step=901)
+        _, second = pipe.send("execute", source="time.sleep(0.6); b = 2", step=902)
+        assert (await first)["error"] is None
+        await asyncio.sleep(0.2)  # the kernel is inside step 902
+        session.client.interrupt(901)
+        assert (await second)["error"] is None
+        _, third = pipe.send("execute", source="time.sleep(30); c = 3", step=903)
+        await asyncio.sleep(0.3)
+        session.client.interrupt(903)
+        assert (await asyncio.wait_for(third, 10))["error"]["type"] == "KeyboardInterrupt"
+    assert (await session.execute("(a, b, 'c' in dir())")).result == "(1, 2, False)"
+
+
 async def test_crash_is_reported_and_next_step_runs_in_a_fresh_kernel(session):
     await session.execute("x = torch.ones(2, requires_grad=True)")
     old_pid = session.kernel_info["pid"]

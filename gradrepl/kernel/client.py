@@ -9,6 +9,7 @@ reason put in words for the learner.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -18,9 +19,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from gradrepl.kernel import launch, protocol, scratch
+from gradrepl.kernel.interrupt_target import ANY_STEP, InterruptTarget
 from gradrepl.kernel.machine import default_disk_limit, default_memory_limit
 from gradrepl.kernel.options import KernelOptions
 
@@ -161,7 +165,8 @@ class ReplyChannel:
     def __init__(self, fd: int, on_broken):
         self.fd = fd
         self.on_broken = on_broken
-        self.waiting: tuple[object, asyncio.Future] | None = None
+        # The replies awaited, oldest first: the kernel answers requests in the order they were sent.
+        self.waiting: deque[tuple[object, asyncio.Future]] = deque()
         self.ended = False
         self.broken: str | None = None
         self.buffer = bytearray()
@@ -194,13 +199,13 @@ class ReplyChannel:
             message = protocol.decode(line)
         except (ValueError, RecursionError) as exc:
             return f"the kernel sent a line that is not a protocol message ({str(exc)[:120]})"
-        if self.waiting is None:
+        if not self.waiting:
             return "the kernel sent a reply nobody asked for"
-        awaited, future = self.waiting
+        awaited, future = self.waiting[0]
         kind = "ready" if awaited is None else "reply"
         if message.get("type") != kind or (awaited is not None and message.get("id") != awaited):
             return "the kernel sent a reply to a request that was not asked"
-        self.waiting = None
+        self.waiting.popleft()
         if not future.done():
             future.set_result(message)
         return None
@@ -211,21 +216,30 @@ class ReplyChannel:
             self.broken = (f"the kernel broke the reply protocol ({reason}; learner code may have written to "
                            "the kernel's reply pipe), so it was stopped")
             self.on_broken()
-        if self.waiting and not self.waiting[1].done():
-            self.waiting[1].set_result(None)
-        self.waiting = None
+        for _, future in self.waiting:
+            if not future.done():
+                future.set_result(None)
+        self.waiting.clear()
+
+    def expect(self, msg_id: object) -> asyncio.Future:
+        """A future for the reply with this id (None for the ready line), after those expected
+        before it; it resolves to None if the channel ends first."""
+        future = asyncio.get_running_loop().create_future()
+        if self.ended:
+            future.set_result(None)
+        else:
+            self.waiting.append((msg_id, future))
+        return future
 
     async def await_reply(self, msg_id: object, timeout: float | None = None) -> dict | None:
-        """The reply with this id (None for the ready line), or None if the channel ended first."""
-        if self.ended:
-            return None
-        future = asyncio.get_running_loop().create_future()
-        self.waiting = (msg_id, future)
+        """The reply with this id, or None if the channel ended first. A reply given up on (timeout,
+        cancel) is no longer expected: if it comes after all, the channel breaks."""
+        future = self.expect(msg_id)
         try:
             return await asyncio.wait_for(future, timeout)
         finally:
-            if self.waiting and self.waiting[1] is future:
-                self.waiting = None
+            if not future.done() or future.cancelled():
+                self.waiting = deque(entry for entry in self.waiting if entry[1] is not future)
 
 
 @dataclass
@@ -239,6 +253,7 @@ class KernelProcess:
     stdout: OutputPipe
     stderr: OutputPipe
     exited: asyncio.Future  # resolves to the wait status
+    target: InterruptTarget | None = None  # which step a SIGINT is meant for
     ready: dict = field(default_factory=dict)
     started_ms: float = 0.0
 
@@ -257,6 +272,9 @@ class KernelProcess:
         for transport in (self.stdout.transport, self.stderr.transport, self.replies.transport):
             if transport:
                 transport.close()
+        if self.target:
+            self.target.close()
+            self.target = None
 
 
 class _Reading(asyncio.Protocol):
@@ -388,8 +406,7 @@ class KernelClient:
         self.kernel: KernelProcess | None = None
         self.zygote: Zygote | None = None
         self.mode = "spawn" if self.options.spawn else "fork"
-        self.in_flight = False   # a request is waiting for its reply
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # one request at a time, or one Pipeline
         self._death_reason: str | None = None
         self.restarts = 0
 
@@ -421,7 +438,8 @@ class KernelClient:
         reply_r, reply_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        theirs = [cmd_r, reply_w, out_w, err_w]
+        target, target_fd = InterruptTarget.create()
+        theirs = [cmd_r, reply_w, out_w, err_w, target_fd]
         try:
             if self.mode == "fork":
                 try:
@@ -444,7 +462,7 @@ class KernelClient:
         stdout, stderr = OutputPipe(out_r, nonce), OutputPipe(err_r, nonce)
         await stdout.start()
         await stderr.start()
-        kernel = KernelProcess(pid, nonce, commands, None, stdout, stderr, exited)
+        kernel = KernelProcess(pid, nonce, commands, None, stdout, stderr, exited, target)
         kernel.replies = ReplyChannel(reply_r, kernel.kill)
         await kernel.replies.start()
         ready = await kernel.replies.await_reply(None)
@@ -478,27 +496,44 @@ class KernelClient:
         shutil.rmtree(self.scratch_dir, ignore_errors=True)
 
     # -- requests -------------------------------------------------------
+    @property
+    def in_flight(self) -> bool:
+        """A request waits for its reply."""
+        return self.kernel is not None and bool(self.kernel.replies.waiting)
+
     async def request(self, op: str, timeout: float | None = None, **fields) -> dict:
         """Send one request and wait for its reply; raises KernelDied if the kernel dies."""
         async with self._lock:
             kernel = self.kernel
             if kernel is None:
                 raise KernelDied("no kernel is running")
-            # Unguessable ids: learner code cannot forge the reply to a request it never saw.
-            msg_id = secrets.randbits(52)
             self._death_reason = None
             reply = None
             if not kernel.replies.ended:
-                self.in_flight = True
-                try:
-                    kernel.commands.write(protocol.encode(protocol.request(op, msg_id, **fields)))
-                    reply = await kernel.replies.await_reply(msg_id, timeout)
-                finally:
-                    self.in_flight = False
+                msg_id = self._write(kernel, op, fields)
+                reply = await kernel.replies.await_reply(msg_id, timeout)
             if reply is None:
-                status = await _status_soon(kernel.exited)
-                raise KernelDied(self._death_reason or kernel.replies.broken or describe_exit(status))
+                raise await self.lost(kernel)
             return reply
+
+    @contextlib.asynccontextmanager
+    async def pipeline(self) -> AsyncIterator["Pipeline"]:
+        """Requests sent ahead of their replies (`gradrepl run`): no other request meanwhile."""
+        async with self._lock:
+            self._death_reason = None
+            yield Pipeline(self)
+
+    def _write(self, kernel: KernelProcess, op: str, fields: dict) -> int:
+        # Unguessable ids: learner code cannot forge the reply to a request it never saw.
+        msg_id = secrets.randbits(52)
+        kernel.commands.write(protocol.encode(protocol.request(op, msg_id, **fields)))
+        return msg_id
+
+    async def lost(self, kernel: KernelProcess) -> KernelDied:
+        """Why `kernel` gave no reply: the reason it was killed for, a broken protocol, or its exit."""
+        reason, self._death_reason = self._death_reason, None  # said once: a later death has its own
+        status = await _status_soon(kernel.exited)
+        return KernelDied(reason or kernel.replies.broken or describe_exit(status))
 
     async def step_output(self, kernel: KernelProcess, step: int, reply: dict) -> tuple[str, str]:
         """What step `step` printed on stdout and stderr, once its `execute` reply is in; notes on the
@@ -518,10 +553,12 @@ class KernelClient:
         err, _ = await kernel.stderr.step_output(-1, 0.5)
         return out, err
 
-    def interrupt(self) -> bool:
-        """Send SIGINT to the running step. Returns False if no kernel runs."""
+    def interrupt(self, step: int = ANY_STEP) -> bool:
+        """Send SIGINT to the running step, if it is `step`. Returns False if no kernel runs."""
         if self.kernel is None:
             return False
+        if self.kernel.target:
+            self.kernel.target.aim(step)
         try:
             os.kill(self.kernel.pid, signal.SIGINT)
         except ProcessLookupError:
@@ -533,6 +570,24 @@ class KernelClient:
         if self.kernel is not None and self.in_flight:
             self._death_reason = reason
             self.kernel.kill()
+
+
+class Pipeline:
+    """Requests written one after another without waiting: each `send` gives the future of its
+    reply (None: the kernel ended before answering; `KernelClient.lost` says why). Kernels answer
+    in order, so the first unanswered request is the one the kernel died on."""
+
+    def __init__(self, client: KernelClient):
+        self.client = client
+
+    def send(self, op: str, **fields) -> tuple[KernelProcess | None, asyncio.Future]:
+        kernel = self.client.kernel
+        if kernel is None or kernel.replies.ended:
+            future = asyncio.get_running_loop().create_future()
+            future.set_result(None)
+            return kernel, future
+        msg_id = self.client._write(kernel, op, fields)
+        return kernel, kernel.replies.expect(msg_id)
 
 
 async def _resolve_wait(process: asyncio.subprocess.Process, future: asyncio.Future) -> None:

@@ -23,8 +23,9 @@ TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the ke
 
 # Requests a kernel understands.
 OPS = (
-    "execute",   # {source, step, filename?, first_line?, timeit?, shadows? (false: no %check formulas)}
-                 #                            -> {step payload}
+    "execute",   # {source, step, filename?, first_line?, timeit?, shadows? (false: no %check formulas),
+                 #  stop_after_error? (true: skip it if the step before failed)}
+                 #                            -> {step payload}, or {skipped: true}
     "complete",  # {code, cursor}             -> {completions: [Completion fields]} or {error}
     "help",      # {expr, source: bool}       -> {display: {"kind": "help", "title", "text"}} or {error}
     "graph",     # {name}                     -> {graph: {...}, text: str}

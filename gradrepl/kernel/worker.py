@@ -30,6 +30,7 @@ from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
+from gradrepl.kernel.interrupt_target import InterruptTarget
 from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, chain, error_info, remember_source
@@ -130,6 +131,8 @@ class Kernel:
         self.namespace = fresh_namespace()
         self.inspector = Inspector()
         self.executing = False
+        self.running_step: int | None = None  # the step being run, for a SIGINT aimed at one step
+        self.last_step_failed = False  # for a step sent ahead with stop_after_error
         self.stdout = CappedStream(1)
         self.stderr = CappedStream(2)
         self.reserve: mmap.mmap | None = _reserve()
@@ -182,6 +185,9 @@ class Kernel:
 
     def op_execute(self, message: dict) -> dict:
         step = int(message.get("step", 0))
+        if message.get("stop_after_error") and self.last_step_failed:
+            return {"skipped": True}  # sent ahead of a step that failed: it must not run
+        self.running_step = step
         self.stdout.new_step()
         self.stderr.new_step()
         started = time.perf_counter()
@@ -209,6 +215,8 @@ class Kernel:
             outcome.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
             self._end_output(step, outcome["notes"])
         self.flags_dirty = False
+        self.running_step = None
+        self.last_step_failed = bool(outcome["error"])
         if self.inspector.stopped:
             outcome["notes"].append(self.inspector.stopped)
         outcome["notes"].extend(self.watch.notes())  # after step(): tensors made in this step are named
@@ -518,8 +526,11 @@ def _home_in_scratch(scratch: str) -> None:
         os.environ[var] = scratch
 
 
-def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, policy: dict) -> None:
-    """Become a kernel: wire the fds, harden the process, then answer requests until EOF."""
+def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: int, nonce: str,
+          policy: dict) -> None:
+    """Become a kernel: wire the fds, harden the process, then answer requests until EOF.
+    `interrupt_fd` is the client's InterruptTarget page (or /dev/null: every SIGINT counts)."""
+    target = InterruptTarget.attach(interrupt_fd)
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -531,7 +542,7 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, nonce: str, poli
     faulthandler.enable(file=2, all_threads=False)
 
     def on_sigint(signum, frame):
-        if kernel.executing:
+        if kernel.executing and (target is None or target.aimed_at(kernel.running_step)):
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
@@ -582,16 +593,16 @@ def _bounded_reply(answer: dict) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Spawn mode: ``python -m gradrepl.kernel.worker CMD REPLY OUT ERR NONCE POLICY_JSON``."""
+    """Spawn mode: ``python -m gradrepl.kernel.worker CMD REPLY OUT ERR INTERRUPT NONCE POLICY_JSON``."""
     import json
 
     args = sys.argv[1:] if argv is None else argv
-    cmd_fd, reply_fd, out_fd, err_fd = (int(a) for a in args[:4])
-    policy = json.loads(args[5])
+    cmd_fd, reply_fd, out_fd, err_fd, interrupt_fd = (int(a) for a in args[:5])
+    nonce, policy = args[5], json.loads(args[6])
     # No zygote: this kernel's scratch tmpfs is its own (files do not outlive it).
     policy["disk"] = sandbox.own_scratch(policy["scratch_dir"], policy["disk_limit"])
     warm_up()
-    serve(cmd_fd, reply_fd, out_fd, err_fd, args[4], policy)
+    serve(cmd_fd, reply_fd, out_fd, err_fd, interrupt_fd, nonce, policy)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ and, in a mount namespace of its own, puts a size-capped tmpfs on scratch: every
 kernel it forks shares that tmpfs, so files survive a kernel restart, and they
 vanish with the zygote.
 
-Wire: a Unix socketpair with the client. Requests are JSON lines carrying four
-file descriptors (SCM_RIGHTS): ``{"op": "fork", "nonce", "policy", "warm_later"}``
+Wire: a Unix socketpair with the client. Requests are JSON lines carrying five
+file descriptors (SCM_RIGHTS: commands, replies, stdout, stderr, the interrupt target): ``{"op": "fork", "nonce", "policy", "warm_later"}``
 (warm_later false: a one-shot command; skip the idle imports). Replies are
 JSON lines: ``{"event": "forked", "pid"}``, ``{"event": "exit", "pid", "status"}``
 and, once at start, ``{"event": "ready", "pid", "threads"}``.
@@ -100,8 +100,8 @@ def main() -> None:
 
 
 def _fork_kernel(sock: socket.socket, request: dict, fds: list[int], *own_fds: int) -> None:
-    if len(fds) != 4:
-        _send(sock, {"event": "error", "error": f"expected 4 fds, got {len(fds)}"})
+    if len(fds) != 5:
+        _send(sock, {"event": "error", "error": f"expected 5 fds, got {len(fds)}"})
         for fd in fds:
             os.close(fd)
         return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,9 @@ from gradrepl.session.timeline import Timeline
 completion_log = logging.getLogger("gradrepl.completion")
 
 
+REPLAY_AHEAD = 16  # steps `replay` keeps sent ahead of the oldest reply, so the kernel never waits
+
+
 @dataclass
 class _Sent:
     """A step sent to the kernel: its reply payload, or why the kernel was lost while it ran."""
@@ -35,6 +39,9 @@ class _Sent:
     payload: dict | None = None
     lost: str | None = None
     timed_out: bool = False
+    first_line: int = 1
+    reply: asyncio.Future | None = None  # sent ahead: the reply to come (None: the kernel ended)
+    timer: asyncio.TimerHandle | None = None
 
 
 class Session:
@@ -113,46 +120,94 @@ class Session:
         """Run a script's steps ((first line, code) each, as `gradrepl run` splits them) in order and
         yield what each did, as execute() would have, one after the other.
 
-        Each step is sent as soon as the one before has replied, so the kernel runs it while the
-        frontend gathers, records and shows the one before. A step that crashed the kernel is
-        followed by nothing until the fresh kernel is up; with `stop_on_error`, nothing after a
-        failed step is sent at all. `shadows` false: the kernel records no formulas for %check.
+        Up to REPLAY_AHEAD steps are sent before the oldest has replied, so the kernel goes from
+        one to the next while the frontend gathers, records and shows the ones before. What the
+        learner sees stays that of steps run one by one:
+        - a step's timeout counts from the moment the kernel starts it (the reply before it), and
+          its interrupt is aimed at it alone (InterruptTarget);
+        - with `stop_on_error`, steps sent after one that fails are skipped by the kernel itself
+          (`stop_after_error`), so none of them runs;
+        - a step that crashed the kernel is reported, and the steps sent after it, which never
+          ran, are sent again to the fresh kernel (unless `stop_on_error`).
+        `shadows` false: the kernel records no formulas for %check.
         """
-        pending = iter(steps)
         fields = {"filename": filename} if shadows else {"filename": filename, "shadows": False}
-        sending = self._send_next(pending, fields)
-        try:
-            while sending is not None:
-                sent = await sending
-                failed = sent.lost is not None or bool(sent.payload.get("error"))
-                sending = None
-                if sent.lost is None and not (stop_on_error and failed):
-                    sending = self._send_next(pending, fields)
-                    await asyncio.sleep(0)  # let it write its request before this step's result is gathered
-                yield await self._finish(sent)
-                if sent.lost is not None and not stop_on_error:
-                    sending = self._send_next(pending, fields)
-        except GeneratorExit:
-            if sending is not None and self.client.kernel is not None:
-                sent = await sending  # the caller stopped reading: the step already sent still counts
-                if sent.lost is None:
-                    await self._finish(sent)
-            raise
-        finally:
-            if sending is not None and not sending.done():
-                sending.cancel()  # cancelled (an interrupt): the session is being closed
+        pending: deque[tuple[int, str, int | None]] = deque((line, code, None) for line, code in steps)
+        ahead: deque[_Sent] = deque()
+        never_ran: list[_Sent] = []  # numbered, but not run: their numbers are given back
+        async with self.client.pipeline() as pipe:
+            try:
+                while pending or ahead:
+                    while pending and len(ahead) < REPLAY_AHEAD:
+                        ahead.append(self._send_ahead(pipe, *pending.popleft(), fields, stop_on_error,
+                                                      ahead[-1] if ahead else None))
+                    result = await self._oldest_result(ahead, pending, never_ran, stop_on_error)
+                    if result is not None:
+                        yield result
+            except GeneratorExit:
+                # The caller stopped reading: nothing more is sent, but what was sent runs, and counts.
+                while ahead:
+                    await self._oldest_result(ahead, pending, never_ran, stop_on_error)
+                raise
+            finally:  # done, or cancelled (an interrupt: the session is being closed)
+                self._unnumber([*never_ran, *ahead, *(_Sent(step, code, None, None) for _, code, step in pending if step)])
+
+    async def _oldest_result(self, ahead: deque[_Sent], pending: deque, never_ran: list[_Sent],
+                             stop_on_error: bool) -> StepResult | None:
+        """The oldest step sent ahead, awaited and gathered (None: the kernel skipped it)."""
+        sent = ahead.popleft()
+        await self._reply_of(sent)
+        if sent.payload and sent.payload.get("skipped"):  # sent ahead of a failed step, with stop_on_error
+            never_ran.append(sent)
+            return None
+        if sent.lost is not None:  # the steps sent after it went to the dead kernel and never ran
+            if stop_on_error:
+                never_ran.extend(ahead)
+                pending.clear()
+            else:
+                pending.extendleft((later.first_line, later.source, later.step) for later in reversed(ahead))
+            ahead.clear()
+        elif stop_on_error and sent.payload.get("error"):
+            pending.clear()  # what was sent ahead comes back skipped
+        return await self._finish(sent)
+
+    def _send_ahead(self, pipe, first_line: int, source: str, step: int | None, fields: dict,
+                    stop_on_error: bool, before: _Sent | None) -> _Sent:
+        source = source.strip("\n")
+        step = step or self._new_step(source)
+        if stop_on_error and before is not None:
+            fields = {**fields, "stop_after_error": True}
+        kernel, reply = pipe.send("execute", source=source, step=step, first_line=first_line, **fields)
+        sent = _Sent(step, source, kernel, self.options.step_timeout, first_line=first_line, reply=reply)
+        if before is None:
+            self._started(sent)
+        else:
+            before.reply.add_done_callback(lambda done: self._next_started(done, sent))
+        reply.add_done_callback(lambda _: self._ended(sent))
+        return sent
+
+    def _next_started(self, reply_before: asyncio.Future, sent: _Sent) -> None:
+        """The kernel starts a step sent ahead once it has answered the one before (if it did)."""
+        if not reply_before.cancelled() and reply_before.result() is not None and sent.kernel is self.client.kernel:
+            self._started(sent)
+
+    async def _reply_of(self, sent: _Sent) -> None:
+        sent.payload = await sent.reply
+        if sent.payload is None:
+            sent.lost = (await self.client.lost(sent.kernel)).reason
+
+    def _unnumber(self, never_ran: list[_Sent]) -> None:
+        """Give back the step numbers (and history) of steps that were numbered but never ran."""
+        for sent in sorted(never_ran, key=lambda sent: sent.step, reverse=True):
+            if sent.step == self.step:
+                self.step -= 1
+                if sent.source.strip() and self.history and self.history[-1] == sent.source:
+                    self.history.pop()
 
     async def _finish(self, sent: _Sent) -> StepResult:
         result = await self._collect(sent)
         self.timeline.record(sent.step, result.source, result.tensors, result.removed)
         return result
-
-    def _send_next(self, pending, fields: dict) -> asyncio.Task | None:
-        for first_line, source in pending:
-            source = source.strip("\n")
-            step = self._new_step(source)
-            return asyncio.ensure_future(self._send_code(step, source, None, {**fields, "first_line": first_line}))
-        return None
 
     def _new_step(self, source: str) -> int:
         self.step += 1
@@ -166,28 +221,34 @@ class Session:
 
     async def _send_code(self, step: int, source: str, timeout: float | None, fields: dict) -> _Sent:
         """The first half of a step: the request, and its reply (or the kernel's death) under the ladder."""
-        timeout = timeout if timeout is not None else self.options.step_timeout
-        self._running_step = step
-        self._set_state("busy")
-        timer = None
-        sent = _Sent(step, source, self.client.kernel, timeout)
-        if timeout:
-            def on_timeout() -> None:
-                sent.timed_out = True
-                self._interrupt_step(step, f"the step ran longer than the {timeout:g} s step timeout "
-                                           "and did not stop when interrupted")
-
-            timer = asyncio.get_running_loop().call_later(timeout, on_timeout)
+        sent = _Sent(step, source, self.client.kernel, timeout if timeout is not None else self.options.step_timeout)
+        self._started(sent)
         try:
             sent.payload = await self.client.request("execute", source=source, step=step, **fields)
         except KernelDied as died:
             sent.lost = died.reason
         finally:
-            if timer:
-                timer.cancel()
+            self._ended(sent)
+        return sent
+
+    def _started(self, sent: _Sent) -> None:
+        """The kernel runs `sent` now: it is the step an interrupt aims at, and its timeout starts."""
+        self._running_step = sent.step
+        self._set_state("busy")
+        if sent.timeout:
+            def on_timeout() -> None:
+                sent.timed_out = True
+                self._interrupt_step(sent.step, f"the step ran longer than the {sent.timeout:g} s step timeout "
+                                                "and did not stop when interrupted")
+
+            sent.timer = asyncio.get_running_loop().call_later(sent.timeout, on_timeout)
+
+    def _ended(self, sent: _Sent) -> None:
+        if sent.timer:
+            sent.timer.cancel()
+        if self._running_step == sent.step:
             self._running_step = None
             self._cancel_ladder()
-        return sent
 
     async def _collect(self, sent: _Sent) -> StepResult:
         """The second half of a step: its output, its result, the live table updated."""
@@ -248,7 +309,7 @@ class Session:
     def _interrupt_step(self, step: int, reason: str) -> None:
         if self._running_step != step:
             return
-        self.client.interrupt()
+        self.client.interrupt(step)
         self._cancel_ladder()
         self._ladder = asyncio.ensure_future(self._kill_after_grace(step, reason))
 
