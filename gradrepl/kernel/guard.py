@@ -9,6 +9,7 @@ step still gets its reply.
 from __future__ import annotations
 
 import signal
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
@@ -32,13 +33,20 @@ def _on_alarm(signum, frame) -> None:
 
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise Overtime in this (the main) thread if the block runs longer than ``seconds``."""
+    """Raise Overtime in this (the main) thread if the block runs longer than ``seconds``.
+
+    Limits nest: inside a request's limit, each bounded read of a learner object gets the
+    shorter of the two, and the request's own is armed again, less the time spent, after it.
+    """
     previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]  # what is left of an enclosing limit (0: none)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds)
+    started = time.monotonic()
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        left = outer - (time.monotonic() - started)
+        signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6) if outer else 0)  # past its end: at once
         signal.signal(signal.SIGALRM, previous)
 
 
