@@ -30,6 +30,14 @@ async def test_item_write_through_data_and_data_assignment(session):
     assert session.tensors["w"]["shape"] == [2]
 
 
+async def test_a_write_through_a_views_data_shows_on_its_base(session):
+    await setup(session, "w = torch.zeros(3)\nv = w[:2]")
+    result = await session.execute("v.data[0] = 7.0")
+    assert rows_of(result)["w"]["value"]["values"] == [7.0, 0.0, 0.0]
+    result = await session.execute("w[1:].data[1] = 5.0")  # a view with no name of its own
+    assert rows_of(result)["w"]["value"]["values"] == [7.0, 0.0, 5.0]
+
+
 async def test_a_step_with_more_writes_than_the_hooks_follow_still_shows_the_last_one(session):
     """A training loop writes .grad thousands of times; the hooks step aside after MARK_BUDGET of them,
     so the write after that (behind the version counter) is found by reading every row once."""

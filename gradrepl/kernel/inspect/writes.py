@@ -104,6 +104,9 @@ def take() -> frozenset[int] | None:
 def _mark(t) -> None:
     global _marks_left, _overflowed
     MARKED.add(id(t))
+    base = t._base
+    if base is not None:  # a write through a view changes the row of the tensor it views
+        MARKED.add(id(base))
     _marks_left -= 1
     if _marks_left <= 0 and not _overflowed:
         _overflowed = True
