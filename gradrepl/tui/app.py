@@ -57,6 +57,7 @@ from gradrepl.tui.tensors.timeline import PastPanel, target_step
 from gradrepl.tui.tensors.trace_view import TraceView
 from gradrepl.tui.terminal_watch import terminal_fds, terminal_gone
 from gradrepl.tui.unicode_width import align_with_terminal
+from gradrepl.tui.view_guard import ViewFailed, failure_words, shows_reply
 
 WELCOME = (
     "gradrepl · importing torch… type away: steps run as soon as it is in.\n"
@@ -345,9 +346,13 @@ class GradReplApp(App):
         self.query_one(ConsoleLog).write_result(result)
         self.refresh_bindings()  # F9 shows once a traceback has torch frames to open
         if is_help(result.display):
-            self.push_screen(HelpView(result.display.get("title", "help"), result.display.get("text", "")),
-                             lambda _: self.focus_input())
+            self._open_help(result.display)
         self._show_rows(result)
+
+    @shows_reply("the help view")
+    def _open_help(self, display: dict) -> None:
+        self.push_screen(HelpView(str(display.get("title", "help")), str(display.get("text", ""))),
+                         lambda _: self.focus_input())
 
     @on(ConsoleNotice)
     def _console_notice(self, message: ConsoleNotice) -> None:
@@ -375,6 +380,7 @@ class GradReplApp(App):
             self.query_one(ConsoleLog).write_result(message.result)
         self._show_rows(message.result)
 
+    @shows_reply("the tensor panel")
     def _show_rows(self, result) -> None:
         table = self.query_one(TensorTable)
         changed, removed = table.apply_step(result.tensors, result.removed)
@@ -383,9 +389,10 @@ class GradReplApp(App):
         status.refresh_text()
         if result.trace and result.trace.get("traces"):
             # a preview changed nothing: the live rows are the leaves' .grad before it
-            self.show_trace(result.trace, self.session.tensors if result.trace.get("preview") else None)
+            stopped = result.error.type if result.error else None  # its words are in the console
+            self.show_trace(result.trace, self.session.tensors if result.trace.get("preview") else None, stopped)
         if self.details_name in removed:
-            self.action_close_details()
+            self.close_details()
         elif self.details_name in changed:
             self.fetch_details(self.details_name)
 
@@ -393,7 +400,16 @@ class GradReplApp(App):
     def _step_failed(self, message: StepFailed) -> None:
         self.query_one(ConsoleLog).write_notice(f"The step could not run: {message.reason}", "bold red")
 
+    @on(ViewFailed)
+    def _view_failed(self, message: ViewFailed) -> None:
+        """A view could not render a reply (view_guard.py): words in the console; the keys back where they show."""
+        self.query_one(ConsoleLog).write_notice(failure_words(message.view, message.reason), "bold red")
+        if self.focused is not None and not self.focused.display:
+            self.focus_input()
+        self.refresh_bindings()
+
     @on(DetailsLoaded)
+    @shows_reply("the details view", on_failure="close_details")
     def _details_loaded(self, message: DetailsLoaded) -> None:
         if message.name == self.details_name:
             self.query_one(TensorDetails).show(message)
@@ -413,14 +429,17 @@ class GradReplApp(App):
         self.fetch_details(name)
         self.refresh_bindings()
 
-    def show_trace(self, traced: dict, before: dict[str, dict] | None = None) -> None:
+    @shows_reply("the trace view", on_failure="close_trace")
+    def show_trace(self, traced: dict, before: dict[str, dict] | None = None, stopped: str | None = None) -> None:
         """Open the node-by-node view of a `%trace` step; it takes the keys until Esc."""
         view = self.query_one(TraceView)
         view.display = True
-        view.show_trace(traced, before)
-        view.focus()
+        view.show_trace(traced, before, stopped)
+        if view.display:  # else it could not render the trace, and said so
+            view.focus()
         self.refresh_bindings()
 
+    @shows_reply("the timeline (F3/F4)", on_failure="return_to_present")
     def action_timeline(self, delta: int) -> None:
         """Show the panel as it stood one step earlier (-1) or later (+1); past the last, the present."""
         past_panel = self.query_one(PastPanel)
@@ -454,12 +473,18 @@ class GradReplApp(App):
         self.return_to_present()  # any typing returns to the present
 
     def action_close_details(self) -> None:
-        trace = self.query_one(TraceView)
-        if trace.display:
-            trace.display = False
-            self.focus_input()
-            self.refresh_bindings()
-            return
+        """Escape: the trace view if it is open, else the details view."""
+        if self.query_one(TraceView).display:
+            self.close_trace()
+        else:
+            self.close_details()
+
+    def close_trace(self) -> None:
+        self.query_one(TraceView).hide()
+        self.focus_input()
+        self.refresh_bindings()
+
+    def close_details(self) -> None:
         self.details_name = None
         self.query_one(TensorDetails).display = False
         self.query_one("#inspector").remove_class("-details")

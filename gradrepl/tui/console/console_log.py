@@ -13,6 +13,7 @@ from gradrepl.terminal_text import visible, visible_step
 from gradrepl.textviews import display_text
 from gradrepl.tui.console.help_view import is_help
 from gradrepl.tui.console.traceback_view import error_view
+from gradrepl.tui.view_guard import shows_reply
 
 if TYPE_CHECKING:
     from rich.syntax import Syntax
@@ -71,6 +72,7 @@ class ConsoleLog(RichLog):
         table = _side_by_side(prompts, code)
         self._emit(table)
 
+    @shows_reply("the console")
     def write_result(self, result: StepResult) -> None:
         """Everything a step produced except its source, in reading order."""
         result = visible_step(result)

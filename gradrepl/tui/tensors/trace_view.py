@@ -4,6 +4,10 @@ The graph is drawn as a tree from the root; nodes that already ran are ticked,
 the current one is lit, those still to come are dim. Under it: the current
 node's gradients (arriving and leaving) and each leaf's .grad, which fills in
 when the trace reaches that leaf's AccumulateGrad. Everything is Text, never markup.
+
+A backward that raised (a freed graph, a non-scalar root) still comes with the
+nodes it reached: those that never ran have no gradients (None), and the view
+says where it stopped and why.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from gradrepl.terminal_text import visible
 from gradrepl.tui.tensors.cells import summary
+from gradrepl.tui.view_guard import shows_reply
 from gradrepl.trace_views import grad_text
 
 PLAY_SECONDS = 0.6  # per node while playing
@@ -37,6 +43,7 @@ class TraceView(VerticalScroll, can_focus=True):
         self.trace: dict[str, Any] = {}
         self.before: dict[str, dict] = {}
         self.count = 0          # backward calls in the step; the first is shown
+        self.stopped: str | None = None  # the step's error type, when its backward raised
         self.position = 0
         self._timer = None
 
@@ -47,14 +54,17 @@ class TraceView(VerticalScroll, can_focus=True):
     def ran(self) -> list[dict]:
         return [node for node in self.trace.get("nodes", []) if node.get("order") is not None]
 
-    def show_trace(self, traced: dict[str, Any], before: dict[str, dict] | None = None) -> None:
+    def show_trace(self, traced: dict[str, Any], before: dict[str, dict] | None = None,
+                   stopped: str | None = None) -> None:
         """Open on `traced` (a StepResult.trace): the first backward, before its first node.
 
         `before` maps leaf names to their rows before that backward (a preview's
         are the live rows), so each .grad can be shown as before → after.
+        `stopped`: the step's error type, when the backward raised part way.
         """
         traces = traced.get("traces") or []
         self.before = before or {}
+        self.stopped = stopped
         self.trace = traces[0] if traces else {}
         self.count = len(traces)
         self.position = 0
@@ -96,11 +106,18 @@ class TraceView(VerticalScroll, can_focus=True):
         self.position = max(0, min(position, len(self.ran)))
         self.render_trace()
 
+    @shows_reply("the trace view", on_failure="hide")
     def render_trace(self) -> None:
-        self.query_one("#trace-body", Static).update(trace_text(self.trace, self.position, self.count, self.before))
+        self.query_one("#trace-body", Static).update(
+            trace_text(self.trace, self.position, self.count, self.before, self.stopped))
+
+    def hide(self) -> None:
+        self._stop()
+        self.display = False
 
 
-def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dict[str, dict] | None = None) -> Text:
+def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dict[str, dict] | None = None,
+               stopped: str | None = None) -> Text:
     """The whole view as Text: header, tree, current node's gradients, leaves' .grad."""
     nodes = trace.get("nodes", [])
     ran = [node for node in nodes if node.get("order") is not None]
@@ -110,10 +127,13 @@ def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dic
                          ("   ←/→ step · space play · Esc close", "dim"))
     if count > 1:
         text.append(f"\n(the first of {count} backward calls in this step)", style="dim")
+    if stopped:
+        text.append(f"\nbackward stopped after {len(ran)} of {len(nodes)} node(s): {visible(stopped)} (see the console)",
+                    style="bold red")
     text.append("\n\n")
     text.append_text(tree_text(nodes, position))
     text.append("\n\n")
-    text.append_text(node_text(current))
+    text.append_text(node_text(current, bool(ran)))
     leaves = [node for node in nodes if "leaf" in node]
     if leaves:
         text.append("\n\nleaves\n", style="bold")
@@ -126,11 +146,15 @@ def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dic
 
 
 def leaf_line(node: dict[str, Any], position: int, row: dict | None) -> Text:
-    """`x.grad  None → 7` once the trace reached the leaf's AccumulateGrad; the old value until then."""
-    received = node["grad_outputs"][0]
+    """`x.grad  None → 7` once the trace reached the leaf's AccumulateGrad; the old value until then,
+    and "never reached" for a leaf no gradient arrived at (the backward raised before, or no path led there)."""
+    received = _first(node.get("grad_outputs"))
     held = (row or {}).get("grad")
     line = Text(f"  {node['leaf']}.grad  ")
-    if node.get("order") is None or node["order"] > position:
+    if node.get("order") is None:
+        line.append((f"{summary(held, None)}, " if row else "") + "never reached: no gradient arrived", style="dim")
+        return line
+    if node["order"] > position:
         line.append(summary(held, None) if row else "waiting", style="dim")
         return line
     after = added(held, received) if row else None
@@ -194,15 +218,22 @@ def tree_text(nodes: list[dict], position: int) -> Text:
     return text
 
 
-def node_text(node: dict | None) -> Text:
+def _first(summaries: list | None) -> dict | None:
+    """A node's first gradient; None when none arrived (the node never ran)."""
+    return summaries[0] if summaries else None
+
+
+def node_text(node: dict | None, any_ran: bool = True) -> Text:
     """The gradients arriving at a node and leaving it, in full."""
     if node is None:
+        if not any_ran:
+            return Text("no node ran: the backward stopped before its first node", style="dim")
         return Text("→ to run the first node (the root's grad_fn, which receives 1.0)", style="dim")
     text = Text.assemble((f"{node['order']}. {node['name']}", "bold"), "\n")
     text.append("  arriving (grad_outputs): ", style="cyan")
     text.append(", ".join(grad_text(g) for g in node.get("grad_outputs") or []) or "none")
     if "leaf" in node:
-        text.append(f"\n  {node['leaf']}.grad += {summary(node['grad_outputs'][0], None)}", style="green")
+        text.append(f"\n  {node['leaf']}.grad += {summary(_first(node.get('grad_outputs')), None)}", style="green")
         return text
     text.append("\n  leaving (grad_inputs):   ", style="cyan")
     leaving = node.get("grad_inputs") or []
