@@ -7,7 +7,9 @@ variable made before the table began.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from dataclasses import dataclass
 
 import pytest
@@ -15,8 +17,13 @@ from tui_support import Recorder, until
 
 from gradrepl.history import History
 from gradrepl.tui.app import GradReplApp
+from textual.widgets import Static
+
 from gradrepl.tui.console.console_log import ConsoleLog
-from gradrepl.tui.messages import StepFailed, StepFinished
+from gradrepl.tui.console.help_view import HelpView
+from gradrepl.tui.messages import DetailsLoaded, StepFailed, StepFinished
+from gradrepl.tui.tensors.details import TensorDetails
+from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tui.tensors.trace_view import TraceView
 
 SIZES = [(80, 24), (120, 40)]
@@ -163,3 +170,138 @@ async def test_trace_error_replies_keep_the_session(tmp_path, size):
 @pytest.mark.timeout(600)
 async def test_magic_error_replies_keep_the_session(tmp_path):
     await run_table(tmp_path, (120, 40), MAGIC_ROWS)
+
+
+def select_row(pilot, name: str):
+    """Enter on `name`'s row of the panel, reached with the keys."""
+    table = pilot.app.query_one(TensorTable)
+    table.focus()
+    return pilot.press("home", *["down"] * table.names.index(name), "enter")
+
+
+@pytest.mark.timeout(600)
+async def test_views_given_error_states_keep_the_session(tmp_path):
+    """The details view (freed graph, no graph, a row removed while shown), the timeline walked end to
+    end over failed steps, and the help view on a name that does not exist."""
+    recorder = Recorder()
+    app = GradReplApp(history=History(tmp_path / "h.jsonl"))
+    async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
+        for source in ("kept = 'still here'", "a = torch.tensor([1.0, 2.0], requires_grad=True)",
+                       "b = (a * a).sum()", "b.backward()", "b.backward()", "c = a * 2", "c.backward()",
+                       "k = torch.ones(2)", "%trace b.backward()", "1 / 0"):
+            await step(pilot, recorder, source)
+        for name, words in (("k", "k"), ("a", "a"), ("c", "c"), ("b", "backward() freed the saved tensors")):
+            loaded = len(recorder.of(DetailsLoaded))
+            await select_row(pilot, name)
+            await until(pilot, lambda: not app.is_running or len(recorder.of(DetailsLoaded)) > loaded,
+                        f"{name}'s details")
+            await pilot.pause()
+            assert app.is_running, f"details of {name}: the app exited ({app._exception!r})"
+            shown = squeezed(" ".join(str(part.render()) for part in app.query_one(TensorDetails).query(Static)))
+            assert squeezed(words) in shown, f"details of {name} said {shown!r} {[m.result.source for m in recorder.of(StepFinished)]} {app.session.tensors.keys()}"
+        await step(pilot, recorder, "del b")  # the row shown goes away
+        assert app.is_running and app.details_name is None
+        await pilot.press("escape")
+        for key in ["f3"] * 14 + ["f4"] * 14:
+            await pilot.press(key)
+            assert app.is_running, f"{key} in the timeline ended the app ({app._exception!r})"
+        await pilot.press("escape")
+        await step(pilot, recorder, "nosuch?")
+        assert "NameError" in squeezed(console_text(app))
+        await step(pilot, recorder, "torch.ones?")
+        await until(pilot, lambda: isinstance(app.screen, HelpView), "the help view")
+        await pilot.press("escape")
+        await still_lives(pilot, recorder, "the views", "")
+
+
+# Learner code can rewrite the kernel's own handlers (issue 20), so a reply of the right id can carry
+# anything. `once(op, forge)` forges the next reply of `op` only.
+FORGER = """
+import sys
+worker = sys.modules.get("gradrepl.kernel.worker") or sys.modules["__main__"]  # forked, or spawned
+def once(op, forge):
+    real = getattr(worker.Kernel, op)
+    def forged(self, message):
+        setattr(worker.Kernel, op, real)
+        return forge(real(self, message))
+    setattr(worker.Kernel, op, forged)
+"""
+
+FORGED = [
+    ("a graph of the wrong shape, for the details view",
+     "once('op_graph', lambda out: {'graph': {'nodes': 7, 'edges': 7, 'freed': 'yes'}, 'text': 7})",
+     lambda pilot: select_row(pilot, "y"), "could not show"),
+    ("rows of the wrong shape, for the panel and the timeline",
+     "once('op_execute', lambda out: {**out, 'tensors': [{'name': 'bad', 'shape': 'lots', 'grad': 7, "
+     "'value': 7, 'saved_bytes': 'lots', 'version': 'x'}]})",
+     lambda pilot: step(pilot, pilot.recorder, "1 + 1"), "could not show|kernel"),
+    ("a trace of the wrong shape, for %trace",
+     "once('op_trace', lambda out: {'trace': {'root': 5, 'nodes': [{'id': 'n0', 'order': 'first', "
+     "'name': 3, 'next': 5, 'leaf': 4, 'grad_outputs': 6}]}})",
+     lambda pilot: step(pilot, pilot.recorder, "%trace y"), "could not|kernel"),
+    ("a help page of the wrong shape, for the help view",
+     "once('op_help', lambda out: {'display': {'kind': 'help', 'title': 5, 'text': ['x']}})",
+     lambda pilot: step(pilot, pilot.recorder, "torch.ones?"), "help: 5|could not|kernel"),
+]
+
+
+@pytest.mark.timeout(600)
+async def test_replies_a_view_cannot_render_are_said_in_words(tmp_path):
+    """The guard at the root: whatever a reply holds, the view says it could not show it; the app lives."""
+    recorder = Recorder()
+    app = GradReplApp(history=History(tmp_path / "h.jsonl"))
+    async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
+        pilot.recorder = recorder
+        await step(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)")
+        await step(pilot, recorder, "y = x ** 2")
+        for what, forge, provoke, words in FORGED:
+            await step(pilot, recorder, FORGER + forge)
+            assert recorder.of(StepFinished)[-1].result.error is None, what
+            before = console_text(app)
+            await provoke(pilot)
+            await pilot.pause(0.3)
+            assert app.is_running, f"{what}: the app exited ({app._exception!r})"
+            for key in ("f3", "f3", "f4", "f4", "escape", "escape"):
+                await pilot.press(key)
+                assert app.is_running, f"{what}: {key} ended the app ({app._exception!r})"
+            if isinstance(app.screen, HelpView):
+                await pilot.press("escape")
+            said = console_text(app)[len(before):]
+            assert re.search(words, said), f"{what}: the console said only {said!r}"
+            await step(pilot, recorder, "2 + 2")
+            assert recorder.of(StepFinished)[-1].result.result == "4", what
+
+
+# The kernel's next graph reply waits for SIGUSR1 (blocked first, so an early one waits too): a
+# reply that is surely still on its way when the learner moves on, on any machine.
+SLOW_GRAPH = FORGER + """
+import signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+def held(out):
+    signal.sigwait({signal.SIGUSR1})
+    return out
+once('op_graph', held)
+"""
+
+
+@pytest.mark.timeout(300)
+async def test_choosing_another_row_while_details_load_keeps_the_kernel(tmp_path):
+    """One row's details are on their way when another row is chosen: the first request is given up
+    on, and its reply, when it comes, must not be taken for a broken kernel (which is then killed)."""
+    recorder = Recorder()
+    app = GradReplApp(history=History(tmp_path / "h.jsonl"))
+    async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
+        for source in ("kept = 'still here'", "a = torch.ones(2, requires_grad=True)", "k = (a * 3).sum()",
+                       SLOW_GRAPH):
+            await step(pilot, recorder, source)
+        pid = app.session.kernel_info["pid"]
+        await select_row(pilot, "a")  # its graph reply is held in the kernel
+        await until(pilot, lambda: app.session.client.in_flight, "a's graph request")
+        await select_row(pilot, "k")  # a's request is given up on
+        await pilot.pause(0.2)
+        os.kill(pid, signal.SIGUSR1)
+        await until(pilot, lambda: any(m.name == "k" and (m.check is not None or m.errors) for m in recorder.of(DetailsLoaded)),
+                    "k's details")
+        assert app.session.kernel_info["pid"] == pid, "the kernel was replaced"
+        assert list(app.session.tensors) == ["a", "k"]
+        await still_lives(pilot, recorder, "details", "")

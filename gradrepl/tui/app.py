@@ -264,12 +264,14 @@ class GradReplApp(App):
             return
         row = self.session.tensors.get(name)
         errors: list[str] = []
-        reply = await self.session.graph(name)
+        # Shielded: selecting another row cancels this worker, and a request cancelled after it was
+        # sent would leave its reply unawaited, which the client takes for a broken kernel and kills it.
+        reply = await asyncio.shield(self.session.graph(name))
         graph = reply.data if reply.ok else None
         if not reply.ok:
             errors.append(f"graph: {reply.error}")
         self.post_message(DetailsLoaded(name, row, graph, None, errors))
-        check = await self.session.check(name)
+        check = await asyncio.shield(self.session.check(name))
         if check.data or check.error:
             if check.error:
                 errors = errors + [f"check: {check.error}"]
