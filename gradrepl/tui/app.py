@@ -20,6 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import TextArea
+from textual.worker import Worker, WorkerState
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
@@ -58,6 +59,7 @@ from gradrepl.tui.tensors.trace_view import TraceView
 from gradrepl.tui.terminal_watch import terminal_fds, terminal_gone
 from gradrepl.tui.unicode_width import align_with_terminal
 from gradrepl.tui.view_guard import ViewFailed, failure_words, shows_reply
+from gradrepl.tui import worker_failures
 
 WELCOME = (
     "gradrepl · importing torch… type away: steps run as soon as it is in.\n"
@@ -118,6 +120,7 @@ class GradReplApp(App):
         self.kernel_state = KernelState.STARTING
         self.details_name: str | None = None
         self.steps_in_kernel = 0  # steps run since the kernel was last fresh: what a kill would lose
+        self.kernel_started = False  # a first kernel came up (F8 after a failed start starts one again)
         self._exiting_for_hangup = False
 
     def compose(self) -> ComposeResult:
@@ -277,6 +280,42 @@ class GradReplApp(App):
                 errors = errors + [f"check: {check.error}"]
             self.post_message(DetailsLoaded(name, row, graph, check.data if check.ok else None, errors))
 
+    # -- a worker that raised ----------------------------------------------
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker runs with exit_on_error=False, so one that raised would vanish: say what failed
+        (logged with its traceback) and put back what it left behind. Widgets forward theirs here."""
+        if event.state != WorkerState.ERROR:
+            return
+        worker = event.worker
+        worker_failures.log.error("worker %s failed", worker.name, exc_info=worker.error)
+        self.query_one(ConsoleLog).write_notice(worker_failures.failure_words(worker.name, worker.error),
+                                                "bold red")
+        restore = getattr(worker.node, "restore_after_failure", None)
+        if restore is not None:
+            restore(worker.name)
+
+    def restore_after_failure(self, name: str) -> None:
+        """What the app's own workers leave behind when they raise."""
+        if name == "run_steps":
+            self.run_steps()  # else every later step would wait forever
+        elif name == "fetch_details":
+            self.close_details()  # it said "loading…"
+        self._notice_no_kernel()
+
+    def _notice_no_kernel(self) -> None:
+        """No kernel runs (a restart failed): the status says so instead of "warming up", the rows that
+        died with the old kernel go, and F8 may try again."""
+        if self.session is None or self.session.client.kernel is not None or self.kernel_state == "failed":
+            return
+        self.kernel_state = "failed"
+        self.query_one(StatusBar).set_state("failed")
+        self._busy_timer.pause()
+        table = self.query_one(TensorTable)
+        self.session.tensors.clear()
+        table.apply_step([], list(table.names))
+        self.steps_in_kernel = 0
+        self.refresh_bindings()
+
     # -- what the workers post ----------------------------------------------
     @on(KernelStateChanged)
     def _state_changed(self, message: KernelStateChanged) -> None:
@@ -295,6 +334,7 @@ class GradReplApp(App):
 
     @on(KernelReady)
     def _kernel_ready(self, message: KernelReady) -> None:
+        self.kernel_started = True
         self.query_one(StatusBar).set_sandbox(message.sandbox)
         version = self.session.kernel_info.get("torch") if self.session else None
         self.query_one(ConsoleLog).write_notice(
@@ -303,10 +343,12 @@ class GradReplApp(App):
 
     @on(KernelFailed)
     def _kernel_failed(self, message: KernelFailed) -> None:
+        self.kernel_state = "failed"
         self.query_one(StatusBar).set_state("failed")
         self.query_one(ConsoleLog).write_notice(
             f"The kernel could not start: {message.reason}\n"
-            "Quit with Ctrl+Q and run `gradrepl doctor` to see what is missing.", "bold red")
+            "F8 tries again; Ctrl+Q quits (`gradrepl doctor` says what is missing).", "bold red")
+        self.refresh_bindings()
 
     @on(InputSubmitted)
     def _input_submitted(self, message: InputSubmitted) -> None:
@@ -401,6 +443,7 @@ class GradReplApp(App):
     @on(StepFailed)
     def _step_failed(self, message: StepFailed) -> None:
         self.query_one(ConsoleLog).write_notice(f"The step could not run: {message.reason}", "bold red")
+        self._notice_no_kernel()  # a fresh kernel after a crash may have failed to start
 
     @on(ViewFailed)
     def _view_failed(self, message: ViewFailed) -> None:
@@ -497,6 +540,9 @@ class GradReplApp(App):
 
     def action_kill(self) -> None:
         """Kill the kernel for a fresh one; asks first when the learner's variables would go with it."""
+        if self.kernel_state == "failed" and not self.kernel_started:
+            self.start_kernel()  # the first start failed: F8 tries it again
+            return
         if self.steps_in_kernel == 0 and not self.query_one(TensorTable).names:
             self._kill_now()
             return
@@ -552,7 +598,7 @@ class GradReplApp(App):
         if action == "interrupt":
             return self.kernel_state == "busy"
         if action == "kill":
-            return self.session is not None and self.kernel_state in ("busy", "idle")
+            return self.session is not None and self.kernel_state in ("busy", "idle", "failed")
         if action == "close_details":
             return self.details_name is not None or any(view.display for view in self.query(TraceView))
         if action == "toggle_library_frames":  # only once a traceback has library frames to show

@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Markdown, OptionList, Static
+from textual.worker import Worker, WorkerState
 
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session
@@ -83,6 +84,18 @@ class LessonPane(Vertical):
         if self.keys is not None:
             await self.keys.close()
         self.keeper.close()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Worker messages reach only the widget that started the worker: the app's one handler says
+        # what failed, then calls restore_after_failure here.
+        if event.state == WorkerState.ERROR:
+            self.app.post_message(Worker.StateChanged(event.worker, event.state))
+
+    def restore_after_failure(self, name: str) -> None:
+        """A grading that raised leaves its card waiting: let the learner answer again."""
+        if name == "grade_answer" and self.run is not None and self.run.question is not None:
+            for card in self.query(f"#step-{self.run.index}").results(QuestionCard):
+                card.freeze(False)
 
     # -- the course ------------------------------------------------------------
     @work(group="lesson-course", exclusive=True, exit_on_error=False)
