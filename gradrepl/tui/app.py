@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from gradrepl.history import History, default_path
 from gradrepl.kernel.options import KernelOptions
-from gradrepl.session import KernelState, Session
+from gradrepl.session import KernelState, Session, leaving
 from gradrepl.session.steps import Failed, Finished, QueueEvent, Queued, Started, StepQueue
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
@@ -121,6 +121,7 @@ class GradReplApp(App):
         self.details_name: str | None = None
         self.steps_in_kernel = 0  # steps run since the kernel was last fresh: what a kill would lose
         self.kernel_started = False  # a first kernel came up (F8 after a failed start starts one again)
+        self._leaving = False  # the quit question is being asked: Ctrl-D or Ctrl-Q again leaves
         self._exiting_for_hangup = False
 
     def compose(self) -> ComposeResult:
@@ -352,15 +353,15 @@ class GradReplApp(App):
 
     @on(InputSubmitted)
     def _input_submitted(self, message: InputSubmitted) -> None:
-        self.submit(message.source)
+        self.run_typed(message.source)
 
     @on(CompletionRequested)
     def _completion_requested(self, message: CompletionRequested) -> None:
         self.fetch_completions(message.code, message.cursor, message.typing)
 
     @on(QuitRequested)
-    async def _quit_requested(self) -> None:
-        await self.action_quit()
+    def _quit_requested(self) -> None:
+        self.action_quit()
 
     @on(ConsolePageRequested)
     def _page_console(self, message: ConsolePageRequested) -> None:
@@ -543,23 +544,60 @@ class GradReplApp(App):
         if self.kernel_state == "failed" and not self.kernel_started:
             self.start_kernel()  # the first start failed: F8 tries it again
             return
-        if self.steps_in_kernel == 0 and not self.query_one(TensorTable).names:
-            self._kill_now()
-            return
-        names = self.query_one(TensorTable).names
-        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        question = ("Kill the kernel and start a fresh one?\n"
-                    f"Every variable you defined{f' ({shown})' if names else ''} is lost; your history is kept.")
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._kill_now()
-            self.focus_input()
-
-        self.push_screen(Confirm(question, "Kill kernel"), answered)
+        self.ask_first(leaving.KILL, self._kill_now)
 
     def _kill_now(self) -> None:
         self.kill_kernel()
+
+    # -- leaving, or losing the namespace ------------------------------------------
+    def run_typed(self, source: str) -> None:
+        """A step typed (or chosen in the palette): `exit`/`quit` leave, as in IPython; %reset and
+        %restart ask first (session/leaving.py); the rest is queued."""
+        if leaving.is_exit(source):
+            self.exit()
+        elif (magic := leaving.loses_namespace(source)) is not None:
+            self.ask_first(leaving.LOSES[magic], lambda: self.submit(source))
+        else:
+            self.submit(source)
+
+    def action_quit(self) -> None:
+        """Ctrl-Q, or Ctrl-D on an empty input: leave, asking first when the namespace holds something.
+        Pressed again while asked (or while the question is being made), it leaves."""
+        if self._leaving:
+            self.exit()
+            return
+        self._leaving = True
+
+        def stay() -> None:
+            self._leaving = False
+
+        self.ask_first(leaving.QUIT, self.exit, stay, also_yes=("ctrl+d",))
+
+    @work(group="ask", exit_on_error=False)
+    async def ask_first(self, asked: leaving.Asked, then, stay=None, also_yes: tuple[str, ...] = ()) -> None:
+        """`then()` at once when the namespace holds nothing of the learner's, else once they say yes."""
+        names = await self._names_to_lose()
+        if not leaving.worth_asking(names):
+            then()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+                return
+            if stay is not None:
+                stay()
+            self.focus_input()
+
+        question = leaving.question(asked, names, self.query_one(TensorTable).names)
+        self.push_screen(Confirm(question, asked.yes, also_yes), answered)
+
+    async def _names_to_lose(self) -> list[str] | None:
+        if self.session is None or self.kernel_state == "failed":
+            return []  # no kernel: nothing left to lose
+        if self.kernel_state != "busy" and self.steps_in_kernel == 0 and not self.session.tensors:
+            return []  # nothing typed into this kernel yet (a fresh one holds only torch, nn, F)
+        return await leaving.names_to_lose(self.session)
 
     async def open_lessons(self) -> None:
         """The lesson pane beside the console (the palette's "lesson: open"); its picker if already open."""

@@ -20,8 +20,8 @@ class GradReplCommands(Provider):
     def commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app: GradReplApp = self.app  # type: ignore[assignment]
         commands = [
-            ("kernel: restart", partial(app.submit, "%restart"), "Start a fresh kernel; every variable is lost"),
-            ("kernel: reset namespace", partial(app.submit, "%reset"), "Delete every variable, keep the kernel"),
+            ("kernel: restart", partial(app.run_typed, "%restart"), "Start a fresh kernel; every variable is lost"),
+            ("kernel: reset namespace", partial(app.run_typed, "%reset"), "Delete every variable, keep the kernel"),
         ]
         for name in app.tensor_names():
             commands.append((f"graph: {name}", partial(app.show_details, name), f"Show the autograd graph of {name}"))

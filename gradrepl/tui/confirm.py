@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -10,7 +11,8 @@ from textual.widgets import Button, Static
 
 
 class Confirm(ModalScreen[bool]):
-    """Dismisses with True for "yes" (y or the Yes button), False for anything that says no."""
+    """Dismisses with True for "yes" (y, the Yes button, or a key of `also_yes`: the key that asked,
+    pressed again), False for anything that says no."""
 
     DEFAULT_CSS = """
     Confirm { align: center middle; }
@@ -23,10 +25,11 @@ class Confirm(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", show=False),
     ]
 
-    def __init__(self, question: str, yes: str) -> None:
+    def __init__(self, question: str, yes: str, also_yes: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.question = question
         self.yes = yes
+        self.also_yes = also_yes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
@@ -38,6 +41,11 @@ class Confirm(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key in self.also_yes:
+            event.stop()
+            self.dismiss(True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")

@@ -19,6 +19,7 @@ DOING = {
     "kill_kernel": "Killing the kernel",
     "fetch_completions": "Completion",
     "fetch_details": "Loading the tensor's details",
+    "ask_first": "Asking before your variables are lost",
     "load_course": "Loading the course",
     "read_progress": "Reading your lesson progress",
     "warm_keys": "Starting the answer-key kernel",
