@@ -17,7 +17,7 @@ async def test_a_scripted_session_shows_the_gradient(capsys, gradrepl_home):
         for line in ("x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "y.backward()",
                      "%graph y", "1 / 0"):
             pipe.send_text(line + "\r")
-        pipe.send_text("\x04")  # Ctrl-D quits
+        pipe.send_text("\x04\x04")  # Ctrl-D asks (x and y would be lost), Ctrl-D again quits
         try:
             status = await repl(session, prompt)
         finally:
@@ -42,7 +42,7 @@ async def drive(session, chunks, pause=0.3):
         try:
             while session.state != "idle":
                 await asyncio.sleep(0.05)
-            for chunk in chunks + ["\x04"]:
+            for chunk in chunks + ["\x04", "\x04"]:  # Ctrl-D twice: no question in the way
                 await asyncio.sleep(pause)
                 if callable(chunk):
                     await asyncio.wait_for(until(lambda: chunk(prompt.default_buffer)), 30)

@@ -12,6 +12,7 @@ import asyncio
 import pydoc
 import shutil
 import signal
+import textwrap
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, Completion
@@ -24,12 +25,12 @@ from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.plain.keys import HistorySearch, key_bindings
 from gradrepl.plain.terminal import terminal_input
-from gradrepl.session import Session
+from gradrepl.session import Session, leaving
 from gradrepl.terminal_text import visible
 from gradrepl.textviews import display_text, step_text
 
 BANNER = ("gradrepl — a torch REPL that shows autograd's state after every step.\n"
-          "%help lists commands; obj? shows help; Ctrl-C interrupts; Ctrl-D quits.")
+          "%help lists commands; obj? shows help; Ctrl-C interrupts; Ctrl-D or exit quits.")
 
 
 class KernelCompleter(Completer):
@@ -73,9 +74,17 @@ async def repl(session: Session, prompt: PromptSession) -> int:
             text = await prompt.prompt_async(f"[{session.step + 1}]: ")
         except KeyboardInterrupt:
             continue  # Ctrl-C at the prompt clears the line
-        except EOFError:
-            return 0  # Ctrl-D, or the terminal went away
+        except EOFError:  # Ctrl-D, or the terminal went away (the question then reads EOF too)
+            if await confirmed(prompt, session, leaving.QUIT, eof_means_yes=True):
+                return 0
+            continue
         if not text.strip():
+            continue
+        if leaving.is_exit(text):
+            return 0
+        magic = leaving.loses_namespace(text)
+        if magic is not None and not await confirmed(prompt, session, leaving.LOSES[magic]):
+            print("Nothing was changed.")
             continue
         session.width = shutil.get_terminal_size().columns
         # While a step runs, Ctrl-C interrupts it instead of killing gradrepl.
@@ -85,6 +94,26 @@ async def repl(session: Session, prompt: PromptSession) -> int:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         print_result(result, session.width)
+
+
+async def confirmed(prompt: PromptSession, session: Session, asked: leaving.Asked,
+                    eof_means_yes: bool = False) -> bool:
+    """Yes at once when the namespace holds nothing of the learner's; else a y/N question naming what
+    would be lost. Ctrl-D at a quit question leaves (Ctrl-D twice), Ctrl-C says no."""
+    names = await leaving.names_to_lose(session)
+    if not leaving.worth_asking(names):
+        return True
+    width = shutil.get_terminal_size().columns
+    question_text = leaving.question(asked, names, list(session.tensors))
+    print("\n".join(textwrap.fill(line, width) for line in question_text.splitlines()), flush=True)
+    question = PromptSession(input=prompt.input, output=prompt.output)
+    try:
+        reply = await question.prompt_async(f"{asked.yes}? [y/N] ")
+    except EOFError:
+        return eof_means_yes
+    except KeyboardInterrupt:
+        return False
+    return reply.strip().lower() in ("y", "yes")
 
 
 class SharedHistory(PromptHistory):
