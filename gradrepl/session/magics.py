@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from gradrepl.session.session import Session
 
 HELP_SYNTAX = ("obj? / obj??", "help on obj (signature and docstring) / with its source; also help(obj)")
+LEAVING = ("exit / quit", "leave; Ctrl-D too (it asks first while you have variables)")
 
 
 class Magics:
@@ -27,7 +28,7 @@ class Magics:
         "%at": ("%at N", "at"),
         "%history": ("%history", "history"),
         "%restart": ("%restart", "restart"),
-        "%reset": ("%reset", "reset"),
+        "%reset": ("%reset [-f]", "reset"),
         "%help": ("%help", "help"),
     }
     NEEDS_ARGUMENT = {"%graph": "a tensor name, e.g. %graph y", "%check": "a tensor name, e.g. %check y",
@@ -54,7 +55,7 @@ class Magics:
         """Every magic with its usage and what it does."""
         rows = [(usage, (getattr(self, method).__doc__ or "").strip().splitlines()[0])
                 for usage, method in self.TABLE.values()]
-        rows.append(HELP_SYNTAX)
+        rows += [HELP_SYNTAX, LEAVING]
         width = max(len(usage) for usage, _ in rows)
         return "\n".join(f"  {usage:<{width}}  {text}" for usage, text in rows)
 
@@ -101,12 +102,12 @@ class Magics:
             for number, entry in enumerate(entries, 1))
 
     async def restart(self, result: StepResult, arg: str) -> None:
-        """start a fresh kernel (all variables are lost)"""
+        """start a fresh kernel (all variables are lost; asks first)"""
         result.removed = await self.session.restart()
         result.display = "Kernel restarted: a fresh namespace with torch, nn and F."
 
     async def reset(self, result: StepResult, arg: str) -> None:
-        """empty the namespace in the same kernel"""
+        """empty the namespace in the same kernel (asks first; -f does not)"""
         result.removed = await self.session.reset()
         result.display = "Namespace emptied (the kernel kept running)."
 
