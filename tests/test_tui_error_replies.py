@@ -305,3 +305,20 @@ async def test_choosing_another_row_while_details_load_keeps_the_kernel(tmp_path
         assert app.session.kernel_info["pid"] == pid, "the kernel was replaced"
         assert list(app.session.tensors) == ["a", "k"]
         await still_lives(pilot, recorder, "details", "")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("magic", ["%trace", "%timeit"])
+async def test_a_kernel_that_dies_inside_a_magic_is_replaced_and_said(tmp_path, magic):
+    """The statement a magic runs ends the kernel: the step says so, a fresh kernel takes the next one."""
+    recorder = Recorder()
+    app = GradReplApp(history=History(tmp_path / "h.jsonl"))
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await step(pilot, recorder, "kept = 'still here'")
+        before = console_text(app)
+        await step(pilot, recorder, f"{magic} import os; os._exit(3)")
+        assert app.is_running, f"{magic}: the app exited ({app._exception!r})"
+        said = squeezed(console_text(app)[len(before):])
+        assert "A fresh kernel was started" in said, said
+        await step(pilot, recorder, "kept = 'again'; 6 * 7")
+        assert recorder.of(StepFinished)[-1].result.result == "42"
