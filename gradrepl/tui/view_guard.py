@@ -35,8 +35,8 @@ class ViewFailed(Message):
 
 def failure_words(view: str, reason: str) -> str:
     """What the console says: which view, why, and that nothing was lost."""
-    return (f"{view[:1].upper()}{view[1:]} could not show this ({reason}): a gradrepl bug, not yours. "
-            "Your variables and the kernel are untouched; the step's text is above.")
+    return (f"{view[:1].upper()}{view[1:]} could not show this ({reason}; logged). "
+            "Your variables and the kernel are untouched: carry on.")
 
 
 def shows_reply(view: str, on_failure: str | None = None, default: Any = None) -> Callable[[Method], Method]:
