@@ -95,3 +95,23 @@ def test_exit_quit_and_ctrl_d_twice_leave(terminal, leave):
     else:
         terminal.type(leave)
     assert terminal.ended() == 0
+
+
+@pytest.mark.timeout(300)
+def test_a_restart_that_fails_is_said_and_the_repl_goes_on(terminal):
+    """The scratch folder is removed from under the tutor (a tmp cleaner), so %restart's fresh kernel
+    cannot start: the REPL says so and stays; once the folder is back, the next step starts a kernel."""
+    import shutil
+    from pathlib import Path
+
+    seen = terminal.until("[1]:")
+    kernel_pid = int(seen.split("(pid ", 1)[1].split(")", 1)[0])
+    scratch = Path(os.readlink(f"/proc/{kernel_pid}/cwd"))
+    shutil.rmtree(scratch)
+    said = terminal.run("%restart -f", "[2]:")
+    assert "could not" in said and "kernel failed to start" in said, said
+    scratch.mkdir()
+    assert "A fresh kernel was started" in terminal.run("6 * 7", "[3]:")  # that step found no kernel
+    assert "42" in terminal.run("6 * 7", "[4]:")
+    terminal.type("exit\r")
+    assert terminal.ended() == 0

@@ -91,6 +91,11 @@ async def repl(session: Session, prompt: PromptSession) -> int:
         loop.add_signal_handler(signal.SIGINT, lambda: asyncio.ensure_future(session.interrupt()))
         try:
             result = await session.execute(text)
+        except Exception as exc:  # the session itself failed (a fresh kernel that cannot start): not the learner's
+            print(visible(f"The step could not run: {type(exc).__name__}: {exc}\n"
+                          "Your input history is kept; the next step tries to start a kernel again "
+                          "(`gradrepl doctor` says what is missing)."), flush=True)
+            continue
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         print_result(result, session.width)

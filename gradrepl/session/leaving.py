@@ -65,7 +65,7 @@ async def names_to_lose(session: "Session") -> list[str] | None:
     request = asyncio.ensure_future(session.inspect(NAMES_EXPR))
     try:
         value = await asyncio.wait_for(asyncio.shield(request), ASK_SECONDS)
-    except asyncio.TimeoutError:
+    except Exception:  # timed out, or no kernel could answer (a fresh one that failed to start)
         return None
     if value.get("kind") != "str":
         return None

@@ -27,7 +27,7 @@ class Magics:
         "%trace": ("%trace NAME|STMT", "trace"),
         "%at": ("%at N", "at"),
         "%history": ("%history", "history"),
-        "%restart": ("%restart", "restart"),
+        "%restart": ("%restart [-f]", "restart"),
         "%reset": ("%reset [-f]", "reset"),
         "%help": ("%help", "help"),
     }
@@ -102,7 +102,7 @@ class Magics:
             for number, entry in enumerate(entries, 1))
 
     async def restart(self, result: StepResult, arg: str) -> None:
-        """start a fresh kernel (all variables are lost; asks first)"""
+        """start a fresh kernel (all variables are lost; asks first; -f does not)"""
         result.removed = await self.session.restart()
         result.display = "Kernel restarted: a fresh namespace with torch, nn and F."
 
