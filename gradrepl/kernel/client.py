@@ -438,7 +438,7 @@ class KernelClient:
         reply_r, reply_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        target, target_fd = InterruptTarget.create()
+        target, target_fd, page_layer = InterruptTarget.create()
         theirs = [cmd_r, reply_w, out_w, err_w, target_fd]
         try:
             if self.mode == "fork":
@@ -472,6 +472,8 @@ class KernelClient:
             text, _ = await stderr.step_output(-1, 0.5)
             reason = kernel.replies.broken or describe_exit(status)
             raise KernelDied(f"the kernel failed to start: {reason}\n{text.strip()}")
+        # The frontend's own layers, beside those the kernel applied to itself (gradrepl doctor lists both).
+        ready.setdefault("sandbox", {})["interrupt_page"] = page_layer
         kernel.ready = ready
         kernel.started_ms = round((time.perf_counter() - started) * 1000, 2)
         return kernel

@@ -30,7 +30,7 @@ from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
-from gradrepl.kernel.interrupt_target import InterruptTarget
+from gradrepl.kernel.interrupt_target import AimedWord
 from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, chain, error_info, remember_source
@@ -530,13 +530,12 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
           policy: dict) -> None:
     """Become a kernel: wire the fds, harden the process, then answer requests until EOF.
     `interrupt_fd` is the client's InterruptTarget page (or /dev/null: every SIGINT counts)."""
-    target = InterruptTarget.attach(interrupt_fd)
+    target = AimedWord.attach(interrupt_fd)
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    for fd in {out_fd, err_fd, null} - {0, 1, 2}:
-        os.close(fd)
+    _close_all_but({0, 1, 2, cmd_fd, reply_fd})
     kernel = Kernel(nonce)
     sys.stdout, sys.stderr, sys.stdin = kernel.stdout, kernel.stderr, NoInput()
     faulthandler.enable(file=2, all_threads=False)
@@ -580,6 +579,21 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
         if message.get("op") == "shutdown":
             break
     os._exit(0)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    """Close every descriptor the kernel was handed or inherited but does not need: learner code can
+    reach each one it holds (through /proc/self/fd)."""
+    try:
+        held = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        held = range(os.sysconf("SC_OPEN_MAX"))
+    for fd in held:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, closed already
 
 
 def _bounded_reply(answer: dict) -> bytes:
