@@ -144,3 +144,16 @@ def test_a_grown_page_holds_no_memory_no_kernel_fd_is_the_page_and_interrupts_st
     sizes = json.loads(done.stdout.split("page sizes: ")[1].splitlines()[0])
     assert sizes and all(size == mmap.PAGESIZE for size in sizes), sizes
     assert "interrupted: KeyboardInterrupt None" in done.stdout, done.stdout
+
+
+def test_doctor_reports_the_sealed_page_and_the_reply_schema():
+    done = subprocess.run([*GRADREPL, "doctor", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    layers = json.loads(done.stdout)["sandbox"]
+    assert layers["interrupt_page"]["active"], layers["interrupt_page"]
+    assert "no shrink, no grow" in layers["interrupt_page"]["detail"]
+    assert "read-only" in layers["interrupt_page"]["detail"]
+    assert layers["replies"]["active"] and "schema" in layers["replies"]["detail"], layers["replies"]
+    table = subprocess.run([*GRADREPL, "doctor"], capture_output=True, text=True, timeout=120, cwd=ROOT).stdout
+    assert any(line.split()[:2] == ["active", "interrupt_page"] for line in table.splitlines()), table
+    assert any(line.split()[:2] == ["active", "replies"] for line in table.splitlines()), table

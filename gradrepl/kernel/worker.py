@@ -35,7 +35,7 @@ from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, tim
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, chain, error_info, remember_source
 
-RESULT_CAP = 20_000   # characters of an echoed repr
+RESULT_CAP = protocol.RESULT_CAP   # characters of an echoed repr
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
 OP_SECONDS = 30.0     # a request other than a step (completion, inspect, check) that runs longer is given up on
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
