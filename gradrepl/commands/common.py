@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from gradrepl.kernel.options import KernelOptions
@@ -58,8 +57,11 @@ def kernel_options(args: argparse.Namespace, *, one_shot: bool = False) -> Kerne
 
 
 def emit_json(obj: dict) -> None:
-    """One self-contained JSON object per line, flushed so a pipe reader sees it at once."""
-    emit_line(json.dumps(obj, ensure_ascii=False))
+    """One self-contained JSON object per line, flushed so a pipe reader sees it at once; no control
+    character in it raw (terminal_text.json_line), since a terminal may be what reads it."""
+    from gradrepl.terminal_text import json_line
+
+    emit_line(json_line(obj))
 
 
 def emit_line(text: str) -> None:

@@ -10,7 +10,7 @@ import time
 from gradrepl import __version__
 from gradrepl.commands.common import add_kernel_options, emit_json, emit_line, kernel_options, read_source, run_async
 from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
-from gradrepl.terminal_text import visible
+from gradrepl.terminal_text import json_line, visible
 from gradrepl.textviews import step_text
 
 
@@ -119,8 +119,8 @@ def _around(data: dict, key: str) -> tuple[str, str]:
     """The JSON of `data` (as emit_json writes it) before and after the value of `key`."""
     keys = list(data)
     at = keys.index(key)
-    head = json.dumps({name: data[name] for name in keys[:at]}, ensure_ascii=False)[1:-1]
-    tail = json.dumps({name: data[name] for name in keys[at + 1:]}, ensure_ascii=False)[1:-1]
+    head = json_line({name: data[name] for name in keys[:at]})[1:-1]
+    tail = json_line({name: data[name] for name in keys[at + 1:]})[1:-1]
     return "{" + (head + ", " if head else "") + json.dumps(key) + ": ", (", " + tail if tail else "") + "}"
 
 
