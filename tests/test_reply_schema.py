@@ -169,3 +169,11 @@ def test_a_violation_names_the_field_and_never_quotes_its_value():
     with pytest.raises(reply_schema.Violation) as raised:
         reply_schema.check("execute", reply)
     assert str(raised.value) == "tensors[0].saved_bytes is text, not a count"
+
+
+async def test_an_inspected_expression_raising_a_huge_message_is_capped_not_a_broken_protocol(session):
+    restarts = session.client.restarts
+    described = await asyncio.wait_for(session.inspect("(_ for _ in ()).throw(ValueError('x' * (2 << 20)))"), 60)
+    assert session.client.restarts == restarts, described.get("message", "")[-300:]
+    assert described["kind"] == "error" and described["type"] == "ValueError"
+    assert "more characters not shown" in described["message"] and len(described["message"]) < 100_000

@@ -202,6 +202,16 @@ def _depth(where: tuple) -> int:
     return depth
 
 
+def tagged(tag: str, shapes: dict[str, Spec]) -> Spec:
+    """An object whose `tag` key says which of `shapes` it has (a value's "kind")."""
+    def check(value, where):
+        spec = shapes.get(value.get(tag)) if type(value) is dict and type(value.get(tag)) is str else None
+        if spec is None:
+            raise Violation((where, tag), f"is not {' or '.join(map(repr, shapes))}")
+        return spec(value, where)
+    return check
+
+
 def nested(leaf: Spec, limit: int) -> Spec:
     """A value or nested lists of values (a tensor's tolist()), at most `limit` values in all."""
     def check(value, where):
@@ -291,15 +301,14 @@ GRAPH = record({"root": NAME, "kind": literal("graph", "leaf", "constant"),
 
 _TENSOR_FACTS = {"shape": DIMS, "dtype": NAME, "device": NAME, "requires_grad": boolean, "is_leaf": boolean,
                  "grad_fn": maybe(NAME), "value": SUMMARY}
-DESCRIBED = either(  # worker.describe, and op_inspect's error
-    record({"kind": literal("tensor"), "repr": text(RESULT_CAP + SHORT), **_TENSOR_FACTS}, {"grad": maybe(SUMMARY)}),
-    record({"kind": literal("none"), "repr": NAME}),
-    record({"kind": literal("bool"), "repr": NAME, "value": boolean}),
-    record({"kind": literal("number"), "repr": text(RESULT_CAP + SHORT), "value": number}),
-    record({"kind": literal("str"), "repr": text(RESULT_CAP + SHORT), "value": text(RESULT_CAP)}),
-    record({"kind": literal("other"), "repr": text(RESULT_CAP + SHORT), "type": NAME}),
-    record({"kind": literal("error"), "type": NAME, "message": NOTE, "repr": text(WORDS + SHORT)}),
-    what="a value's description (tensor, none, bool, number, str, other or error)")
+DESCRIBED = tagged("kind", {  # worker.describe, and op_inspect's error
+    "tensor": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), **_TENSOR_FACTS}, {"grad": maybe(SUMMARY)}),
+    "none": record({"kind": NAME, "repr": NAME}),
+    "bool": record({"kind": NAME, "repr": NAME, "value": boolean}),
+    "number": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), "value": number}),
+    "str": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), "value": text(RESULT_CAP)}),
+    "other": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), "type": NAME}),
+    "error": record({"kind": NAME, "type": NAME, "message": NOTE, "repr": text(WORDS + SHORT)})})
 
 ELEMENT = record({"index": items(integer, MAX_DIMS), "symbol": NAME, "symbolic": text(LONG),
                   "expected": maybe(number), "grad": maybe(number)})

@@ -255,8 +255,9 @@ class Kernel:
         try:
             value = eval(compile(message["expr"], "<inspect>", "eval"), self.namespace)
         except BaseException as exc:  # the learner's expression may raise anything
-            return {"value": {"kind": "error", "type": type(exc).__name__, "message": str(exc),
-                              "repr": f"{type(exc).__name__}: {exc}"}}
+            message = safe_text(lambda: exc, "the error message")  # str(exc) may raise, hang or be megabytes
+            return {"value": {"kind": "error", "type": type(exc).__name__, "message": message,
+                              "repr": f"{type(exc).__name__}: {message}"}}
         return {"value": describe(value)}
 
     def op_complete(self, message: dict) -> dict:
