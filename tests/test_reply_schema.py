@@ -177,3 +177,15 @@ async def test_an_inspected_expression_raising_a_huge_message_is_capped_not_a_br
     assert session.client.restarts == restarts, described.get("message", "")[-300:]
     assert described["kind"] == "error" and described["type"] == "ValueError"
     assert "more characters not shown" in described["message"] and len(described["message"]) < 100_000
+
+
+async def test_the_plain_repl_reports_a_bent_reply_and_goes_on(capsys):
+    from test_plain_repl import drive
+
+    from gradrepl.session import Session
+
+    bend = ("import sys; w = sys.modules['gradrepl.kernel.worker']; r = w._bounded_reply; "
+            "w._bounded_reply = lambda a: r({**a, 'duration_ms': 'soon'} if 'duration_ms' in a else a)")
+    status = await drive(Session(), [bend + "\r", "6 * 7\r"])
+    out = capsys.readouterr().out
+    assert status == 0 and "is not of the shape execute answers with" in out and "42" in out, out
