@@ -5,6 +5,7 @@ folder only unsandboxed code can write, then hands over to the real module so th
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from pty_support import PlainOnPty, wait_until, zygote_has_warmed
+from pty_support import GRADREPL_COMMAND, PlainOnPty, wait_until, zygote_has_warmed
+
+from gradrepl.kernel.options import KernelOptions
+from gradrepl.session import Session
 
 # What the zygote and a spawned worker import after start-up (torch and its dependencies, the idle
 # imports of worker.WARM_LATER), gradrepl itself, and the names site.py looks for.
@@ -123,3 +127,39 @@ def test_a_spawned_kernel_imports_nothing_from_the_start_folder(folders):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:2] == ["spawn", "True"], done.stdout
     assert not ran(markers), f"planted modules ran outside the sandbox (spawned kernel):\n{ran(markers)}"
+
+
+@pytest.mark.timeout(300)
+def test_a_workspace_that_holds_an_import_folder_is_refused(tmp_path):
+    """--workspace over a folder Python imports from (here a PYTHONPATH entry; as much a venv's
+    site-packages or gradrepl's own checkout) would let learner code plant a sitecustomize.py that
+    every later gradrepl runs unsandboxed, the frontend first."""
+    lib, marker = tmp_path / "lib", tmp_path / "marker.txt"
+    lib.mkdir()
+    script = tmp_path / "plant.py"
+    planted = f"open({str(marker)!r}, 'a').write('ran')\n"
+    script.write_text(f"open({str(lib / 'sitecustomize.py')!r}, 'w').write({planted!r})\n")
+    env = {**os.environ, "PYTHONPATH": str(lib)}
+    first = subprocess.run([GRADREPL_COMMAND, "run", "--workspace", str(tmp_path), str(script)], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    later = subprocess.run([GRADREPL_COMMAND, "lessons"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=240)
+    assert later.returncode == 0, later.stderr
+    assert not marker.exists(), "learner code planted a module that ran outside the sandbox"
+    assert first.returncode == 2, first.stdout + first.stderr
+    assert f"--workspace: {tmp_path} holds {lib}" in first.stderr, first.stderr
+
+
+def test_doctor_reports_the_safe_import_path():
+    done = subprocess.run([GRADREPL_COMMAND, "doctor", "--json"], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    layer = json.loads(done.stdout)["sandbox"]["import_path"]
+    assert layer["active"] and "never from the folder gradrepl was started in" in layer["detail"], layer
+
+
+async def test_the_layer_is_missing_when_the_kernel_can_write_an_import_folder(tmp_path):
+    """KernelOptions straight from code (no CLI check): the kernel itself finds the writable import folder."""
+    async with Session(KernelOptions(workspace=str(tmp_path), extra_env={"PYTHONPATH": str(tmp_path)})) as session:
+        layer = session.sandbox["import_path"]
+    assert not layer["active"], layer
+    assert f"learner code can write {tmp_path}" in layer["detail"], layer

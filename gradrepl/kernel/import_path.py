@@ -15,17 +15,19 @@ import sys
 
 def import_folders() -> list[str]:
     """The folders on sys.path, and those of top-level packages loaded from elsewhere (an editable
-    install maps gradrepl to its checkout through a finder, not through sys.path)."""
-    places = [entry or os.getcwd() for entry in sys.path]  # "" is the current folder
+    install maps gradrepl to its checkout through a finder, not through sys.path). A package inside a
+    sys.path folder adds nothing: whatever holds or lies in it holds or lies in that folder too."""
+    path = [entry or os.getcwd() for entry in sys.path if isinstance(entry, str)]  # "" is the current folder
+    inside = tuple(entry.rstrip("/") + "/" for entry in path)
+    elsewhere = []
     for name, module in list(sys.modules.items()):
         if "." in name:
             continue
-        places += list(getattr(module, "__path__", None) or [])
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str):
-            places.append(os.path.dirname(file))
-    return list(dict.fromkeys(os.path.realpath(place) for place in places
-                              if isinstance(place, str) and os.path.isdir(place)))
+        # From the module's dict: getattr could run a module-level __getattr__ (a lazy import).
+        for place in getattr(module, "__dict__", {}).get("__path__") or ():
+            if isinstance(place, str) and not (place + "/").startswith(inside):
+                elsewhere.append(place)
+    return list(dict.fromkeys(os.path.realpath(place) for place in path + elsewhere if os.path.isdir(place)))
 
 
 def overlapping(folder: str, folders: list[str] | None = None) -> list[str]:

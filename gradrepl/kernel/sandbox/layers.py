@@ -22,6 +22,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
+from gradrepl.kernel import import_path
 from gradrepl.kernel.machine import default_disk_limit, default_memory_limit  # noqa: F401 (the sandbox's API)
 from gradrepl.kernel.sandbox import landlock, mounts, seccomp
 
@@ -127,6 +128,8 @@ def apply(policy: Policy) -> dict[str, dict]:
         report["syscalls"] = {"active": False, "detail": "needs no_new_privs"}
     if not policy.allow_network:
         report["network"] = _network_report(report["network"], netns, filtered)
+    layer("import_path", lambda: import_path.confined([policy.scratch_dir] + _existing(policy.workspace),
+                                                      landlocked=report["files"]["active"]))
     _applied.update(policy=policy, report=report)
     return report
 
