@@ -186,3 +186,19 @@ async def test_the_syscalls_layer_says_what_it_denies(session):
     detail = session.sandbox["syscalls"]["detail"]
     for words in ("ENOSYS", "inotify", "fanotify", "SysV", "AF_INET"):
         assert words in detail, (words, detail)
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("sockets", ["inet", "none"])
+def test_the_filter_assembles_for_each_architecture(arch: str, sockets: str):
+    """Only one architecture runs here; the other's program must still assemble (jumps in range)
+    and name every call this one refuses by name, where that architecture has it."""
+    from gradrepl.kernel.sandbox import seccomp
+
+    table = seccomp._ARCHES[arch]
+    assert len(seccomp.build(sockets, 4242, table).assemble()) > 0
+    assert table.newest == seccomp.NEWEST and table.numbers["open_tree_attr"] == 467
+    wanted = {"inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark", "shmget", "shmat",
+              "semget", "msgget", "open_tree", "mount_setattr"}
+    assert wanted <= set(table.numbers), wanted - set(table.numbers)
+    assert all(number <= table.newest for number in table.numbers.values())
