@@ -23,6 +23,7 @@ _MS_REC, _MS_PRIVATE, _MS_RELATIME, _MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1
 # Per-mount options a remount must repeat: an unprivileged namespace may not drop them.
 _KEPT = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC, "noatime": _MS_NOATIME,
          "nodiratime": _MS_NODIRATIME, "relatime": _MS_RELATIME, "strictatime": _MS_STRICTATIME}
+_PROC = "/proc"     # made read-only after the lock, which writes the new user namespace's id maps there
 
 
 def _libc() -> ctypes.CDLL:
@@ -101,18 +102,14 @@ def read_only_except(writable: list[str]) -> str:
     except OSError as exc:
         locked = (f"not locked ({exc.strerror}): only the capability drop and the syscall filter keep "
                   "them read-only")
-    for point, options in table:
-        if point == _PROC:
-            if _remount_read_only(libc, point, options):
-                kept += 1
-            else:
-                failed.append(point)
+    for options in [options for point, options in table if point == _PROC]:
+        if _remount_read_only(libc, _PROC, options):
+            kept += 1
+        else:
+            failed.append(_PROC)
     tail = f"; still writable: {', '.join(failed)}" if failed else ""
     return (f"own mount namespace: {kept} mounts read-only, so permissions, owners, times and "
             f"extended attributes change only in {', '.join(writable)}; {locked}{tail}")
-
-
-_PROC = "/proc"
 
 
 def _remount_read_only(libc: ctypes.CDLL, point: str, options: str) -> bool:
