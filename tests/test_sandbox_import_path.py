@@ -163,3 +163,17 @@ async def test_the_layer_is_missing_when_the_kernel_can_write_an_import_folder(t
         layer = session.sandbox["import_path"]
     assert not layer["active"], layer
     assert f"learner code can write {tmp_path}" in layer["detail"], layer
+
+
+def test_python_m_gradrepl_takes_the_start_folder_off_its_own_path(tmp_path):
+    """`python -m gradrepl` (the frontend, not sandboxed) imports nothing planted in the start folder
+    after its entry point, standard-library names included (subprocess, argparse, shutil)."""
+    start, markers = tmp_path / "start", tmp_path / "markers"
+    start.mkdir()
+    markers.mkdir()
+    for name in ("subprocess", "argparse", "shutil", "asyncio", "prompt_toolkit", "textual"):
+        (start / f"{name}.py").write_text(f"open({str(markers / name)!r}, 'w').write('ran')\n")
+    done = subprocess.run([sys.executable, "-m", "gradrepl", "--plain"], input="print(40 + 2)\n", cwd=start,
+                          capture_output=True, text=True, timeout=180)
+    assert sorted(path.name for path in markers.iterdir()) == [], done.stderr
+    assert "42" in done.stdout, done.stdout + done.stderr
