@@ -14,8 +14,8 @@ import termios
 import time
 from pathlib import Path
 
-# The installed command, as a learner starts it: `python -m gradrepl` would put the start folder on the
-# frontend's own sys.path, which no code of gradrepl can undo.
+# The installed command, as a learner starts it: `python -m gradrepl` finds gradrepl itself through the
+# start folder before __main__ can take that folder off sys.path.
 GRADREPL_COMMAND = str(Path(sys.executable).with_name("gradrepl"))
 
 
