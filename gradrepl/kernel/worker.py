@@ -201,14 +201,9 @@ class Kernel:
             if tracer:
                 outcome["trace"] = tracer.result()
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            try:
-                rows, removed = bounded(lambda: self.inspector.step(
-                    self.namespace, requires_grad_may_change=self.flags_dirty))
-            except Failed as failed:
-                rows, removed = [], []
-                outcome["notes"].append(f"The tensor panel was not updated: reading your variables failed "
-                                        f"({failed}). An object whose attributes raise or hang can cause this; "
-                                        "`del` it.")
+            # bounded reads; an object that hangs or raises is skipped from then on, said once in the notes
+            rows, removed, panel_notes = self.inspector.guarded_step(self.namespace, self.flags_dirty)
+            outcome["notes"].extend(panel_notes)
         finally:
             # Whatever happened, the step's output ends, so the client never waits for it; the sentinels
             # go out just before the reply, so the client wakes up once for all three.
