@@ -33,7 +33,8 @@ MiB = 1 << 20
 BUDGET = 128 * MiB
 REFUSED = (errno.EACCES, errno.EROFS)    # Landlock says EACCES; the read-only mounts say EROFS first
 LAYERS = ("process_group", "oom_score", "network", "parent_death", "scratch", "limits",
-          "no_new_privs", "files", "signals", "memory", "syscalls", "ipc", "mounts", "disk", "inodes")
+          "no_new_privs", "files", "signals", "memory", "syscalls", "ipc", "mounts", "disk", "inodes",
+          "threads")
 
 
 def attempt(action: Callable[[], Any]) -> dict:

@@ -549,6 +549,9 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
         readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
+    # The intra-op pool starts now, inside the sandbox's thread bound: libgomp ends the process when it
+    # cannot make its threads, as later, when learner threads may hold every one the bound allows.
+    torch.ones(KERNEL_THREADS << 16).add_(1)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
     reader = io.BufferedReader(commands, 1 << 16)
     _write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),

@@ -24,6 +24,7 @@ from typing import Callable
 
 from gradrepl.kernel.machine import default_disk_limit, default_memory_limit  # noqa: F401 (the sandbox's API)
 from gradrepl.kernel.sandbox import landlock, mounts, seccomp
+from gradrepl.kernel.sandbox import threads as thread_bound  # ("threads" is a count in apply)
 
 _PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 2, 38
 _M_ARENA_MAX = -8
@@ -107,6 +108,7 @@ def apply(policy: Policy) -> dict[str, dict]:
     threads = thread_count()
     layer("process_group", _new_session)
     layer("oom_score", _oom_first)
+    finish_threads = thread_bound.start()  # its cgroup first: the host's mounts turn read-only in the namespace
     netns = _namespaces(policy, report)
     report["disk"] = policy.disk or {"active": False, "detail": "missing: scratch was not given a tmpfs of "
                                                                 "its own, so its total size is not capped"}
@@ -114,6 +116,7 @@ def apply(policy: Policy) -> dict[str, dict]:
     layer("parent_death", _parent_death_signal)
     layer("scratch", lambda: _enter_scratch(policy.scratch_dir))
     layer("limits", lambda: _file_limits(policy.memory_limit))
+    report["threads"] = finish_threads()
     nnp = layer("no_new_privs", _no_new_privs)
     if nnp:
         report["files"], report["signals"] = _landlock(policy, threads)
@@ -165,6 +168,10 @@ def explain(exc: BaseException) -> str | None:
                     "--disk-limit.")
         return (f"The scratch folder {policy.scratch_dir} is full: it holds at most its --disk-limit in total. "
                 "Delete files you no longer need (os.remove) or start gradrepl with a larger --disk-limit.")
+    if type(exc) is RuntimeError and "can't start new thread" in str(exc) and report["threads"]["active"] \
+            and thread_count() >= thread_bound.THREAD_LIMIT - 1:
+        return (f"The kernel runs at most {thread_bound.THREAD_LIMIT} threads at once, and no other could start. "
+                "Let threads you no longer need finish (thread.join()), or start fewer.")
     if not isinstance(exc, PermissionError):
         return None
     if exc.filename and report["files"]["active"]:
