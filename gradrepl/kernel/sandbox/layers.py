@@ -205,8 +205,8 @@ def _inode_cap(scratch_dir: str, own_tmpfs: bool) -> dict:
         files = os.statvfs(scratch_dir).f_files
     except OSError as exc:
         return {"active": False, "detail": _reason(exc)}
-    return {"active": True, "detail": f"scratch holds at most {files:,} files and folders in all, across "
-                                      "kernel restarts: each costs kernel memory no size limit counts"}
+    return {"active": True, "detail": f"scratch holds at most {files:,} files and folders in all: each costs "
+                                      "kernel memory no size limit counts"}
 
 
 def _files_if_all_used(scratch_dir: str) -> int | None:

@@ -83,9 +83,9 @@ def pids_parent() -> str:
     v2 = next((path for _, controllers, path in entries if controllers == ""), None)
     for root, point, fstype, options in _cgroup_mounts():
         if v1 is not None and fstype == "cgroup" and "pids" in options:
-            return os.path.join(point, _below(v1, root))
+            return os.path.normpath(os.path.join(point, _below(v1, root)))
         if v1 is None and v2 is not None and fstype == "cgroup2":
-            folder = os.path.join(point, _below(v2, root))
+            folder = os.path.normpath(os.path.join(point, _below(v2, root)))
             with open(os.path.join(folder, "cgroup.subtree_control")) as control:
                 if "pids" not in control.read().split():
                     raise OSError(errno.ENOTSUP, f"the pids controller is not delegated to {folder}")
