@@ -31,6 +31,7 @@ from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
 from gradrepl.kernel.interrupt_target import InterruptTarget
+from gradrepl.kernel.sandbox import threads as thread_bound
 from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, chain, error_info, remember_source
@@ -550,8 +551,10 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
     # The intra-op pool starts now, inside the sandbox's thread bound: libgomp ends the process when it
-    # cannot make its threads, as later, when learner threads may hold every one the bound allows.
-    torch.ones(KERNEL_THREADS << 16).add_(1)
+    # cannot make its threads, as later, when learner threads may hold every one the bound allows. Not
+    # where the memory limit leaves no room for its stacks: there, as before, its first use fails.
+    if thread_bound.room_for_stacks(KERNEL_THREADS - 1, spare=MEMORY_RESERVE):
+        torch.ones(KERNEL_THREADS << 16).add_(1)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
     reader = io.BufferedReader(commands, 1 << 16)
     _write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),

@@ -124,6 +124,22 @@ def sweep_after_exit(seconds: float = 2.0) -> None:
         time.sleep(0.2)
 
 
+def room_for_stacks(threads: int, spare: int = 0) -> bool:
+    """Whether RLIMIT_AS leaves room for ``threads`` more thread stacks (glibc's default size: RLIMIT_STACK)
+    and ``spare`` bytes besides."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return True
+    stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    stack = 8 << 20 if stack == resource.RLIM_INFINITY else stack
+    try:
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return False
+    return size + threads * (stack + (64 << 10)) + spare <= limit  # 64 KiB: guard page and thread data
+
+
 def _own_nproc_limit(limit: int, namespace_before: int | None) -> tuple[bool, str]:
     """Set RLIMIT_NPROC if it counts this kernel's tasks alone; (set, why not)."""
     if os.getuid() == 0:
