@@ -550,10 +550,11 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
         readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
-    # The intra-op pool starts now, inside the sandbox's thread bound: libgomp ends the process when it
-    # cannot make its threads, as later, when learner threads may hold every one the bound allows. Not
-    # where the memory limit leaves no room for its stacks: there, as before, its first use fails.
-    if thread_bound.room_for_stacks(KERNEL_THREADS - 1, spare=MEMORY_RESERVE):
+    # Under a thread bound the intra-op pool starts now: libgomp ends the process when it cannot make its
+    # threads, as later, when learner threads may hold every one the bound allows. Not where the memory
+    # limit leaves no room for their stacks: there, as without a bound, the pool's first use fails.
+    if layers["threads"]["active"] and KERNEL_THREADS > 1 and \
+            thread_bound.room_for_stacks(KERNEL_THREADS - 1, spare=MEMORY_RESERVE):
         torch.ones(KERNEL_THREADS << 16).add_(1)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
     reader = io.BufferedReader(commands, 1 << 16)
