@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from gradrepl.kernel.machine import default_disk_limit, default_memory_limit  # noqa: F401 (the sandbox's API)
-from gradrepl.kernel.sandbox import landlock, mounts, seccomp
+from gradrepl.kernel.sandbox import capabilities, landlock, mounts, seccomp
 from gradrepl.kernel.sandbox import threads as thread_bound  # ("threads" is a count in apply)
 
 _PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 2, 38
@@ -93,8 +93,9 @@ def apply(policy: Policy) -> dict[str, dict]:
     """Apply every layer this machine supports; returns {layer: {"active", "detail"}}.
 
     Order matters: namespaces before no_new_privs/Landlock/seccomp, limits before the
-    syscall filter (which forbids raising them), RLIMIT_AS last but one so it measures
-    the process as it will be when learner code starts.
+    syscall filter (which forbids raising them), RLIMIT_AS late so it measures the process
+    as it will be when learner code starts, every capability dropped once nothing needs one,
+    the filter last.
     """
     report: dict[str, dict] = {}
 
@@ -124,7 +125,9 @@ def apply(policy: Policy) -> dict[str, dict]:
         report["files"] = {"active": False, "detail": "needs no_new_privs"}
         report["signals"] = {"active": False, "detail": "needs no_new_privs"}
     layer("memory", lambda: _address_space(policy.memory_limit))
-    sockets = "all" if policy.allow_network else "no-unix" if netns else "none"
+    layer("capabilities", lambda: _drop_capabilities(threads))
+    # Internet sockets where a namespace empties the network or the learner allowed it; never UNIX ones.
+    sockets = "inet" if policy.allow_network or netns else "none"
     if nnp:
         filtered = layer("syscalls", lambda: seccomp.install(sockets))
     else:
@@ -132,6 +135,10 @@ def apply(policy: Policy) -> dict[str, dict]:
         report["syscalls"] = {"active": False, "detail": "needs no_new_privs"}
     if not policy.allow_network:
         report["network"] = _network_report(report["network"], netns, filtered)
+    if report["ipc"]["active"]:
+        report["ipc"]["detail"] += ("; no SysV segment, semaphore or queue can be made (syscall filter), so "
+                                    "none outgrows the memory limit" if filtered else
+                                    "; missing: SysV shared memory is not capped without the syscall filter")
     _applied.update(policy=policy, report=report)
     return report
 
@@ -192,7 +199,8 @@ def explain(exc: BaseException) -> str | None:
                 "(start gradrepl with --allow-network to allow it).")
     if report["syscalls"]["active"] and exc.errno == errno.EPERM and not exc.filename:
         return ("The sandbox refused this operation: learner code cannot start programs, signal other "
-                "processes, or change the kernel's limits.")
+                "processes, change the kernel's limits, watch files (inotify, fanotify), make SysV shared "
+                "memory, or open UNIX sockets (only internet ones, with --allow-network).")
     return None
 
 
@@ -371,6 +379,13 @@ def _status_bytes(field: str) -> int:
             if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     raise OSError(errno.ENOENT, f"no {field} in /proc/self/status")
+
+
+def _drop_capabilities(threads: int) -> str:
+    detail = capabilities.drop_all()
+    if threads > 1:
+        detail += f"; {threads - 1} thread(s) started before the sandbox keep theirs"
+    return detail
 
 
 def _no_new_privs() -> str:
