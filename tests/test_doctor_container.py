@@ -14,7 +14,7 @@ import pytest
 from conftest import GRADREPL
 
 REFUSE_NAMESPACES = [sys.executable, str(Path(__file__).with_name("no_user_namespaces.py"))]
-NAMESPACE_LAYERS = {"ipc", "mounts", "disk"}
+NAMESPACE_LAYERS = {"ipc", "mounts", "disk", "inodes"}
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="the wrapper's filter has x86_64 numbers")
 

@@ -34,7 +34,7 @@ BUDGET = 128 * MiB
 REFUSED = (errno.EACCES, errno.EROFS)    # Landlock says EACCES; the read-only mounts say EROFS first
 LAYERS = ("process_group", "oom_score", "network", "parent_death", "scratch", "limits",
           "no_new_privs", "files", "signals", "memory", "capabilities", "syscalls", "ipc", "mounts", "disk",
-          "import_path")
+          "import_path", "inodes", "threads")
 
 
 def attempt(action: Callable[[], Any]) -> dict:

@@ -62,9 +62,9 @@ def summarize(sandbox: dict[str, dict]) -> dict:
 # Docker's default seccomp profile (and some hardened hosts) refuse unshare: then the namespace layers
 # are missing whatever gradrepl does, and what stands around learner code is the container itself.
 CONTAINER_WALL = ("User namespaces are refused on this machine, as inside a container with Docker's default "
-                  "seccomp profile: the ipc, mounts and disk layers cannot exist here, so learner code may "
-                  "change permissions, times and extended attributes of the files it owns, and scratch has no "
-                  "total cap. The container is then the wall: give each learner a container of their own, with "
+                  "seccomp profile: the ipc, mounts, disk and inodes layers cannot exist here, so learner code "
+                  "may change permissions, times and extended attributes of the files it owns, and scratch has "
+                  "no cap on its total size or its number of files. The container is then the wall: give each learner a container of their own, with "
                   "memory and CPU limits, the course mounted read-only, and nothing else of value inside.")
 
 

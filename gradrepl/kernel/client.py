@@ -593,6 +593,9 @@ class Pipeline:
 
 async def _resolve_wait(process: asyncio.subprocess.Process, future: asyncio.Future) -> None:
     await process.wait()
+    from gradrepl.kernel.sandbox import threads  # only spawned kernels get here: no zygote reaps them
+
+    threads.forget(process.pid)  # the kernel's pids cgroup, if it made one
     if not future.done():
         # asyncio gives a return code; turn it back into a wait status for describe_exit.
         code = process.returncode

@@ -7,7 +7,8 @@ user and mount namespace: Linux locks the flags of mounts copied into a namespac
 by a less privileged user namespace, so even with every capability there no remount,
 mount_setattr or open_tree clone can clear the read-only flag. The scratch folder can also get
 a size-limited tmpfs of its own (``private_scratch``), which caps what learner code
-writes in total and vanishes with the last process that sees it.
+writes in total and vanishes with the last process that sees it. Its number of files
+is capped too: an empty file costs about 1 KiB of kernel memory that no size counts.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_NOATIME, _MS_NODIRATIME = 32, 4096, 1024, 2048
 _MS_REC, _MS_PRIVATE, _MS_RELATIME, _MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1 << 24
 # Per-mount options a remount must repeat: an unprivileged namespace may not drop them.
+BYTES_PER_INODE = 16 << 10   # scratch holds one file or folder per 16 KiB of its size...
+MIN_INODES = 1024            # ...and at least this many, for a small --disk-limit
 _KEPT = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC, "noatime": _MS_NOATIME,
          "nodiratime": _MS_NODIRATIME, "relatime": _MS_RELATIME, "strictatime": _MS_STRICTATIME}
 _PROC = "/proc"     # made read-only after the lock, which writes the new user namespace's id maps there
@@ -65,15 +68,23 @@ def _map_ids(uid: int, gid: int) -> bool:
     return True
 
 
+def scratch_inodes(size: int) -> int:
+    """How many files and folders a scratch tmpfs of ``size`` bytes holds (its nr_inodes)."""
+    return max(MIN_INODES, size // BYTES_PER_INODE)
+
+
 def private_scratch(folder: str, size: int) -> str:
-    """Mount a tmpfs of ``size`` bytes on ``folder`` (needs a mount namespace of our own)."""
+    """Mount a tmpfs of ``size`` bytes and scratch_inodes(size) files on ``folder`` (needs a mount
+    namespace of our own)."""
     libc = _libc()
     if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         raise _fail("making mounts private")
-    options = f"size={size},mode=0700,uid={os.getuid()},gid={os.getgid()}".encode()
+    inodes = scratch_inodes(size)
+    options = f"size={size},nr_inodes={inodes},mode=0700,uid={os.getuid()},gid={os.getgid()}".encode()
     if libc.mount(b"gradrepl-scratch", folder.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
         raise _fail(f"mounting a tmpfs on {folder}")
-    return f"scratch is a private tmpfs of {size >> 20} MiB: writes past it fail with ENOSPC"
+    return (f"scratch is a private tmpfs of {size >> 20} MiB and {inodes:,} files and folders: "
+            "writes past either fail with ENOSPC")
 
 
 def read_only_except(writable: list[str]) -> str:
