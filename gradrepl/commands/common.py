@@ -51,6 +51,15 @@ def kernel_options(args: argparse.Namespace, *, one_shot: bool = False) -> Kerne
         if not os.path.isdir(workspace):
             raise UsageError(f"--workspace: {workspace} is not a folder")
         workspace = os.path.abspath(workspace)
+        from gradrepl.kernel.import_path import overlapping
+
+        # Code written there would be imported outside the sandbox (by the zygote, by the next gradrepl).
+        if shadowed := overlapping(workspace):
+            real = os.path.realpath(workspace)
+            relation = "holds" if os.path.commonpath([shadowed[0], real]) == real else "lies in"
+            raise UsageError(f"--workspace: {workspace} {relation} {shadowed[0]}, a folder Python imports "
+                             "gradrepl or its libraries from, so learner code could plant code there that runs "
+                             "outside the sandbox; give a folder of its own")
     return KernelOptions(memory_limit=sizes.get("memory_limit"), disk_limit=sizes.get("disk_limit"),
                          allow_network=getattr(args, "allow_network", False),
                          workspace=workspace, step_timeout=timeout, warm_later=not one_shot)

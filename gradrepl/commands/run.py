@@ -14,11 +14,21 @@ from gradrepl.terminal_text import json_line, visible
 from gradrepl.textviews import step_text
 
 
+# The kernel runs the script: a step can read the steps sent ahead of it from the kernel's input and write
+# their replies itself. The sandbox bounds what a script does to the machine, not what it says of itself.
+PROMISE = ("Exit status: 0 when no step reported an error, 1 when one did, 2 for usage errors. The script "
+           "reports on itself: its code runs in the kernel, where a step can read the steps sent after it "
+           "and answer them in the kernel's name, so the exit status and the output are only as honest as "
+           "the script. The sandbox limits what a script can do to this machine, not what it says; the exit "
+           "status is not a grade of code you do not trust.")
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "run", help="replay a script step by step, with the autograd state after each step",
         description="Run FILE one top-level statement at a time in a sandboxed kernel and report, after "
-                    "each step, its output, errors (explained) and the tensors that changed.")
+                    "each step, its output, errors (explained) and the tensors that changed.",
+        epilog=PROMISE)
     parser.add_argument("file", metavar="FILE", help="a Python script")
     parser.add_argument("--json", action="store_true", help="one JSON object per line (session, steps, summary)")
     parser.add_argument("--stop-on-error", action="store_true", help="stop at the first step that raises")

@@ -17,7 +17,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -464,9 +463,11 @@ class KernelClient:
                 except KernelDied:
                     self.mode = "spawn"  # no warm template: fall back to a fresh interpreter
             if self.mode == "spawn":
+                # As the zygote is started (launch.py): safe path, from "/", in a session of its own.
                 process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "gradrepl.kernel.worker", *map(str, theirs), nonce,
-                    json.dumps(self.policy()), pass_fds=theirs, env=self.env(),
+                    *launch.python_command("gradrepl.kernel.worker", *map(str, theirs), nonce,
+                                           json.dumps(self.policy())),
+                    pass_fds=theirs, env=self.env(), cwd=launch.KERNEL_CWD, start_new_session=True,
                     stdin=asyncio.subprocess.DEVNULL, stdout=err_w, stderr=err_w)  # start-up errors stay off the screen
                 pid = process.pid
                 exited = asyncio.get_running_loop().create_future()
@@ -611,6 +612,9 @@ class Pipeline:
 
 async def _resolve_wait(process: asyncio.subprocess.Process, future: asyncio.Future) -> None:
     await process.wait()
+    from gradrepl.kernel.sandbox import threads  # only spawned kernels get here: no zygote reaps them
+
+    threads.forget(process.pid)  # the kernel's pids cgroup, if it made one
     if not future.done():
         # asyncio gives a return code; turn it back into a wait status for describe_exit.
         code = process.returncode

@@ -31,6 +31,7 @@ from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
 from gradrepl.kernel.interrupt_target import AimedWord
+from gradrepl.kernel.sandbox import threads as thread_bound
 from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, chain, error_info, remember_source
@@ -201,14 +202,9 @@ class Kernel:
             if tracer:
                 outcome["trace"] = tracer.result()
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            try:
-                rows, removed = bounded(lambda: self.inspector.step(
-                    self.namespace, requires_grad_may_change=self.flags_dirty))
-            except Failed as failed:
-                rows, removed = [], []
-                outcome["notes"].append(f"The tensor panel was not updated: reading your variables failed "
-                                        f"({failed}). An object whose attributes raise or hang can cause this; "
-                                        "`del` it.")
+            # bounded reads; an object that hangs or raises is skipped from then on, said once in the notes
+            rows, removed, panel_notes = self.inspector.guarded_step(self.namespace, self.flags_dirty)
+            outcome["notes"].extend(panel_notes)
         finally:
             # Whatever happened, the step's output ends, so the client never waits for it; the sentinels
             # go out just before the reply, so the client wakes up once for all three.
@@ -554,6 +550,12 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
         readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
+    # Under a thread bound the intra-op pool starts now: libgomp ends the process when it cannot make its
+    # threads, as later, when learner threads may hold every one the bound allows. Not where the memory
+    # limit leaves no room for their stacks: there, as without a bound, the pool's first use fails.
+    if layers["threads"]["active"] and KERNEL_THREADS > 1 and \
+            thread_bound.room_for_stacks(KERNEL_THREADS - 1, spare=MEMORY_RESERVE):
+        torch.ones(KERNEL_THREADS << 16).add_(1)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
     reader = io.BufferedReader(commands, 1 << 16)
     _write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
