@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import GRADREPL, ROOT
@@ -157,3 +159,20 @@ def test_doctor_reports_the_sealed_page_and_the_reply_schema():
     table = subprocess.run([*GRADREPL, "doctor"], capture_output=True, text=True, timeout=120, cwd=ROOT).stdout
     assert any(line.split()[:2] == ["active", "interrupt_page"] for line in table.splitlines()), table
     assert any(line.split()[:2] == ["active", "replies"] for line in table.splitlines()), table
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the wrapper's filter has x86_64 numbers")
+def test_without_memfd_sealing_doctor_says_the_page_is_missing_and_interrupts_still_stop_a_step(tmp_path):
+    wrapper = [sys.executable, str(Path(__file__).with_name("no_memfd_sealing.py"))]
+    done = subprocess.run([*wrapper, *GRADREPL, "doctor", "--json"], capture_output=True, text=True, timeout=180,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    page = report["sandbox"]["interrupt_page"]
+    assert not page["active"] and "interrupt_page" in report["missing"], page
+    assert page["detail"].startswith("missing: the page could not be sealed"), page
+    script = tmp_path / "loop.py"
+    script.write_text("n = 1\n" + LOOP + "print('after', n)\n")
+    ran = subprocess.run([*wrapper, *GRADREPL, "run", "--json", "--step-timeout", "2", str(script)],
+                         capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert_interrupted_by_the_timeout(ran)
