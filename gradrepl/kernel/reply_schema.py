@@ -184,14 +184,14 @@ def either(*specs: Spec, what: str) -> Spec:
     """The first of `specs` the value fits. When none does, the words are those of the alternative
     that fitted furthest (a step's reply with one bad field names that field), else `what`."""
     def check(value, where):
-        deepest, depth = None, _depth(where)
+        failed = []
         for spec in specs:
             try:
                 return spec(value, where)
             except Violation as violation:
-                if _depth(violation.where) > depth:
-                    deepest, depth = violation, _depth(violation.where)
-        raise deepest or Violation(where, f"is not {what}")
+                failed.append(violation)
+        deepest = max(failed, key=lambda violation: _depth(violation.where))
+        raise deepest if _depth(deepest.where) > _depth(where) else Violation(where, f"is not {what}")
     return check
 
 
@@ -218,16 +218,34 @@ def nested(leaf: Spec, limit: int) -> Spec:
         seen = [0]
 
         def walk(item, at, depth):
-            if type(item) is list:
-                if depth > MAX_DIMS:
-                    raise Violation(at, "nests too deep")
-                return [walk(inner, (at, index), depth + 1) for index, inner in enumerate(item)]
-            seen[0] += 1
+            if type(item) is not list:
+                seen[0] += 1
+                return leaf(item, at)
+            if depth > MAX_DIMS:
+                raise Violation(at, "nests too deep")
+            seen[0] += len(item)
             if seen[0] > limit:
                 raise Violation(where, f"holds more than {limit} values")
-            return leaf(item, at)
-        return walk(value, where, 0)
+            if all(type(inner) in _PLAIN for inner in item):  # a row of numbers: nothing to look into
+                return item
+            seen[0] -= len(item)
+            return [walk(inner, (at, index), depth + 1) for index, inner in enumerate(item)]
+        checked = walk(value, where, 0)
+        if seen[0] > limit:
+            raise Violation(where, f"holds more than {limit} values")
+        return checked
     return check
+
+
+_PLAIN = frozenset((int, float, bool))
+
+
+def scalar(value, where):
+    """One value of a tensor: a number, true/false, null, or text ("nan", "(1+2j)", a subclass's own)."""
+    kind = type(value)
+    if kind is float or kind is int or kind is bool or value is None:
+        return value
+    return _SCALAR_TEXT(value, where)
 
 
 # -- the pieces replies are made of ---------------------------------------------------------
@@ -236,7 +254,8 @@ NAME = text(SHORT)
 NOTE = text(WORDS)
 NOTES = items(NOTE)
 DIMS = items(either(integer, text(SHORT), what="a dimension"), MAX_DIMS)
-SCALAR = maybe(either(number, boolean, text(SHORT), what="a value"))  # "nan", "(1+2j)": text
+_SCALAR_TEXT = text(SHORT)
+SCALAR = scalar
 SUMMARY = record({"shape": maybe(DIMS)}, {
     "values": nested(SCALAR, SMALL_VALUES), "norm": maybe(SCALAR), "min": maybe(SCALAR), "max": maybe(SCALAR),
     "mean": maybe(SCALAR)})
