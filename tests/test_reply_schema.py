@@ -189,3 +189,31 @@ async def test_the_plain_repl_reports_a_bent_reply_and_goes_on(capsys):
     status = await drive(Session(), [bend + "\r", "6 * 7\r"])
     out = capsys.readouterr().out
     assert status == 0 and "is not of the shape execute answers with" in out and "42" in out, out
+
+
+async def test_the_tui_reports_a_bent_row_and_its_details_open_after(tmp_path):
+    from tui_support import Recorder, screen_text, until
+
+    from gradrepl.history import History
+    from gradrepl.tui.app import GradReplApp
+    from gradrepl.tui.console.console_log import ConsoleLog
+    from gradrepl.tui.messages import DetailsLoaded, StepFinished
+
+    recorder = Recorder()
+    app = GradReplApp(history=History(tmp_path / "h.jsonl"))
+    async with app.run_test(size=(150, 45), message_hook=recorder) as pilot:
+        for source in (hostile(STEP_SHAPES["saved_bytes"]) + "t = torch.ones(2)", "u = torch.zeros(3)"):
+            done = len(recorder.of(StepFinished))
+            app.submit(source)
+            await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source[-20:]!r}")
+        bent, after = [message.result for message in recorder.of(StepFinished)][-2:]
+        assert bent.kernel_event and "is not of the shape" in bent.kernel_event, bent
+        logged = "\n".join(line.text for line in app.query_one(ConsoleLog).lines)
+        assert "is not of the shape execute answers with" in " ".join(logged.split()), logged[-2000:]
+        for name in ("t", "u"):  # t's row, had it been believed, held saved_bytes 'lots'
+            loaded = len(recorder.of(DetailsLoaded))
+            app.show_details(name)
+            await until(pilot, lambda: len(recorder.of(DetailsLoaded)) > loaded, f"the details of {name}")
+            await pilot.pause(0.2)
+        assert app.is_running and after.error is None and "u" in app.session.tensors
+        assert "u  3 float32" in screen_text(app)
