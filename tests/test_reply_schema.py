@@ -217,3 +217,13 @@ async def test_the_tui_reports_a_bent_row_and_its_details_open_after(tmp_path):
             await pilot.pause(0.2)
         assert app.is_running and after.error is None and "u" in app.session.tensors
         assert "u  3 float32" in screen_text(app)
+
+
+async def test_tensors_of_odd_shapes_and_text_values_are_no_broken_protocol(session):
+    odd = ("empty_rows = torch.zeros(100, 0)\ndeep = torch.ones([1] * 60)\nc = torch.ones(2, dtype=torch.complex64)\n"
+           "n = torch.tensor([float('nan'), float('inf')])\nb = torch.tensor([True, False])\n"
+           "nested_t = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])\nbig = torch.ones(1000)")
+    result = await session.execute(odd)
+    assert result.kernel_event is None and result.error is None, result
+    assert {"empty_rows", "deep", "c", "n", "b", "nested_t", "big"} <= set(session.tensors), session.tensors.keys()
+    assert session.tensors["n"]["value"]["values"] == ["nan", "inf"]

@@ -223,17 +223,15 @@ def nested(leaf: Spec, limit: int) -> Spec:
                 return leaf(item, at)
             if depth > MAX_DIMS:
                 raise Violation(at, "nests too deep")
-            seen[0] += len(item)
+            if all(type(inner) in _PLAIN for inner in item):  # a row of numbers: nothing to look into
+                seen[0] += len(item)
+                checked = item
+            else:  # (an empty row counts nothing: torch.zeros(100, 0) holds no value)
+                checked = [walk(inner, (at, index), depth + 1) for index, inner in enumerate(item)]
             if seen[0] > limit:
                 raise Violation(where, f"holds more than {limit} values")
-            if all(type(inner) in _PLAIN for inner in item):  # a row of numbers: nothing to look into
-                return item
-            seen[0] -= len(item)
-            return [walk(inner, (at, index), depth + 1) for index, inner in enumerate(item)]
-        checked = walk(value, where, 0)
-        if seen[0] > limit:
-            raise Violation(where, f"holds more than {limit} values")
-        return checked
+            return checked
+        return walk(value, where, 0)
     return check
 
 
