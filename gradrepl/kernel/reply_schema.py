@@ -348,7 +348,7 @@ CHECK_EXPR = either(  # symbolic/crosscheck.py check
     record({"expr": text(LONG), "formula": text(LONG), "point": mapping(number), "value": maybe(number),
             "agree": boolean, "tolerance": TOLERANCE, "grads": mapping(GRADIENT)}),
     what="an expression check (an error, or each variable's gradient)")
-COMPLETION = record({"text": NAME, "start": count, "kind": NAME, "signature": maybe(NOTE)})  # protocol.Completion
+COMPLETION = record({"text": NAME, "start": integer, "kind": NAME, "signature": maybe(NOTE)})  # protocol.Completion
 LAYER = record({"active": boolean, "detail": NOTE})  # sandbox/layers.py: {layer: {"active", "detail"}}
 
 # -- replies, op by op ----------------------------------------------------------------------
