@@ -58,7 +58,7 @@ def print_result(result: StepResult, width: int | None = None) -> None:
     if text:
         print(text, flush=True)
     if help_page:
-        pydoc.pager(visible(display_text(help_page)))  # a docstring is learner text too
+        pydoc.pager(display_text(help_page))  # kernel text: made visible where the client decoded it
 
 
 async def repl(session: Session, prompt: PromptSession) -> int:
