@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+import refusing_syscalls
 from conftest import GRADREPL
 
-REFUSE_NAMESPACES = [sys.executable, str(Path(__file__).with_name("no_user_namespaces.py"))]
+REFUSE_NAMESPACES = refusing_syscalls.command("namespaces")
 NAMESPACE_LAYERS = {"ipc", "mounts", "disk", "inodes"}
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="the wrapper's filter has x86_64 numbers")

@@ -15,9 +15,9 @@ import os
 import platform
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+import refusing_syscalls
 from conftest import GRADREPL, ROOT
 
 # Every descriptor the kernel holds, shrunk, grown, written and reopened (pipes are left alone: a
@@ -163,7 +163,7 @@ def test_doctor_reports_the_sealed_page_and_the_reply_schema():
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the wrapper's filter has x86_64 numbers")
 def test_without_memfd_sealing_doctor_says_the_page_is_missing_and_interrupts_still_stop_a_step(tmp_path):
-    wrapper = [sys.executable, str(Path(__file__).with_name("no_memfd_sealing.py"))]
+    wrapper = refusing_syscalls.command("memfd-seals")
     done = subprocess.run([*wrapper, *GRADREPL, "doctor", "--json"], capture_output=True, text=True, timeout=180,
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr

@@ -39,13 +39,14 @@ def clean_stale(folder: str | None = None) -> list[str]:
             ours = os.lstat(path).st_uid == os.getuid()
         except OSError:
             continue
-        if match and ours and not _alive(int(match.group(1))):
+        if match and ours and not pid_alive(int(match.group(1))):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of that pid exists (one we may not signal counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -26,6 +26,8 @@ import resource
 import time
 from typing import Callable
 
+from gradrepl.kernel.scratch import pid_alive
+
 THREAD_LIMIT = 256           # threads of one kernel at once: torch's pools take a handful
 CGROUP_PREFIX = "gradrepl-kernel-"   # + the kernel's pid
 
@@ -102,7 +104,7 @@ def sweep(parent: str | None = None) -> None:
         return
     for name in names:
         pid = name[len(CGROUP_PREFIX):]
-        if name.startswith(CGROUP_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+        if name.startswith(CGROUP_PREFIX) and pid.isdigit() and not pid_alive(int(pid)):
             _remove(os.path.join(parent, name))
 
 
@@ -178,16 +180,6 @@ def _below(path: str, root: str) -> str:
     if root != "/" and (path == root or path.startswith(root.rstrip("/") + "/")):
         path = path[len(root):]
     return path.lstrip("/")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _remove(folder: str) -> None:
