@@ -263,7 +263,8 @@ class Kernel:
     def op_task_state(self, message: dict) -> dict:
         # Read with references captured before any learner code ran (inspect/task_state.py).
         return {"state": task_state.read(self.namespace, list(message.get("targets") or []),
-                                         bool(message.get("start")), str(message.get("token") or ""))}
+                                         bool(message.get("start")), str(message.get("token") or ""),
+                                         bool(message.get("everything")))}
 
     def op_complete(self, message: dict) -> dict:
         jedi = _jedi()

@@ -392,9 +392,11 @@ class Session:
         """A JSON description of any value ({} when no kernel answered): what lesson keys are made of."""
         return (await self._request("inspect", expr=expr)).get("value", {})
 
-    async def task_state(self, targets: list, start: bool, token: str = "") -> dict:
-        """A task's targets read as data (tutor/tasks.py); {} when no kernel answered."""
-        return (await self._request("task_state", targets=targets, start=start, token=token)).get("state", {})
+    async def task_state(self, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
+        """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py);
+        {} when no kernel answered."""
+        return (await self._request("task_state", targets=targets, start=start, token=token,
+                                    everything=everything)).get("state", {})
 
     async def check(self, name: str) -> Reply:
         """NAME's symbolic gradient against autograd's (%check)."""

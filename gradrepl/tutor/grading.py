@@ -341,19 +341,20 @@ async def _grade_derive(question: Question, answer: str, session) -> Grade:
 
 
 async def grade_task(question: Question, code: str, session, key: Key | None = None, *,
-                     start: Start | None = None, on_step: OnStep | None = None) -> Grade:
+                     start: Start | None = None, on_step: OnStep | None = None, prelude: str = "") -> Grade:
     """Run an attempt from the task's start and judge the state it leaves; a wrong one is undone.
 
     ``start`` is where the live kernel already is (LessonRun marked it when the task opened);
     without it the start is rebuilt first. The grade's ``start`` is where the next attempt begins.
+    ``prelude`` is the key kernel's hidden first code, run again before every rebuild.
     """
     reference = await _reference(question, session, key)
     if start is None:
-        problems, start = await tasks.restart_at(question, session, on_step)
+        problems, start = await tasks.restart_at(question, session, on_step, prelude)
         if problems:
             return Grade(False, "The lesson could not rebuild this step: " + "; ".join(problems),
                          question.solution.strip(), start=start)
-    moved = await _moved_start(question, session, reference, start, on_step)
+    moved = await _moved_start(question, session, reference, start, on_step, prelude)
     if moved is not None:
         return moved
     steps = [await session.execute(code)] if code.strip() else []
@@ -362,11 +363,11 @@ async def grade_task(question: Question, code: str, session, key: Key | None = N
         verdict = tasks.Verdict(False, f"your code raised {error.type}: {error.message}")
     else:
         verdict = tasks.judge(question, reference, await tasks.read(question, session, start), code)
-    return await _graded_task(question, session, verdict, start, steps, on_step)
+    return await _graded_task(question, session, verdict, start, steps, on_step, prelude)
 
 
 async def grade_task_state(question: Question, session, key: Key | None, start: Start,
-                           on_step: OnStep | None = None) -> Grade:
+                           on_step: OnStep | None = None, prelude: str = "") -> Grade:
     """Judge a task on the namespace as the learner left it (typed at a console since ``start``).
 
     When it does not hold, the attempt is undone: the namespace is rebuilt to where the task
@@ -374,12 +375,12 @@ async def grade_task_state(question: Question, session, key: Key | None, start: 
     wrong attempt cannot leave the learner stuck in a broken state. ``on_step`` sees that rebuild.
     """
     reference = await _reference(question, session, key)
-    moved = await _moved_start(question, session, reference, start, on_step)
+    moved = await _moved_start(question, session, reference, start, on_step, prelude)
     if moved is not None:
         return moved
     end = await tasks.read(question, session, start)
     verdict = tasks.judge(question, reference, end, tasks.attempt_code(session, start))
-    return await _graded_task(question, session, verdict, start, [], on_step)
+    return await _graded_task(question, session, verdict, start, [], on_step, prelude)
 
 
 async def _reference(question: Question, session, key: Key | None) -> Reference:
@@ -389,25 +390,25 @@ async def _reference(question: Question, session, key: Key | None) -> Reference:
 
 
 async def _moved_start(question: Question, session, reference: Reference, start: Start,
-                       on_step: OnStep | None) -> Grade | None:
+                       on_step: OnStep | None, prelude: str) -> Grade | None:
     """A live start that is not the solution's (the learner changed the lesson's variables before the
     task) cannot be judged against it: rebuild it, and ask for the code again (not counted)."""
     moved = tasks.same_start(question, start, reference)
     if moved is None:
         return None
-    _problems, start = await tasks.restart_at(question, session, on_step)
+    _problems, start = await tasks.restart_at(question, session, on_step, prelude)
     return Grade(False, f"The lesson's variables had changed before this task started ({moved}), so the "
                  "solution's state cannot be compared with yours. They are rebuilt to where the task starts: "
                  "run your code again.", "", retry=True, start=start)
 
 
 async def _graded_task(question: Question, session, verdict: tasks.Verdict, start: Start,
-                       steps: list[StepResult], on_step: OnStep | None) -> Grade:
+                       steps: list[StepResult], on_step: OnStep | None, prelude: str) -> Grade:
     solution = question.solution.strip()
     if verdict.ok:
-        return Grade(True, _join("Done: it does what the solution does.", question.explanation), solution,
+        return Grade(True, _join("Done: the check holds.", question.explanation), solution,
                      steps=steps, start=start)
-    problems, start = await tasks.restart_at(question, session, on_step)
+    problems, start = await tasks.restart_at(question, session, on_step, prelude)
     if verdict.retry:
         return Grade(False, _clause(verdict.message[:1].upper() + verdict.message[1:]) + ".", "", retry=True,
                      steps=steps, start=start)

@@ -321,7 +321,7 @@ class LessonRun:
             await self.key(question)  # the key's rebuild runs the setup and the code in this same kernel
             self._code_ran = True
             if question.type == "task":  # the solution ran here for the reference: back to the task's start
-                for problem in await grading.prepare(question, self.live, self._quiet_step):
+                for problem in await grading.prepare(question, self.live, self._quiet_step, self.keys.prelude):
                     self._problem(problem)
         elif question.setup:
             await self._run_lesson_code(question.setup, question.line, index, shown=False)
@@ -400,7 +400,7 @@ class LessonRun:
         question = self.question
         key = await self.key(question)
         grade = await grading.grade_task(question, code, self.live, key, start=self._task_start,
-                                         on_step=self._quiet_step)
+                                         on_step=self._quiet_step, prelude=self.keys.prelude)
         self._task_start = grade.start
         for result in grade.steps:
             self._timed(result, question.line)
@@ -412,7 +412,8 @@ class LessonRun:
         key = await self.key(question)
         if self._task_start is None:  # opened before this run marked it (a restored TUI): mark it now
             self._task_start = await tasks.begin(question, self.live)
-        grade = await grading.grade_task_state(question, self.live, key, self._task_start, self._quiet_step)
+        grade = await grading.grade_task_state(question, self.live, key, self._task_start, self._quiet_step,
+                                               self.keys.prelude)
         self._task_start = grade.start
         return self._graded("(task check)", grade)
 
@@ -451,7 +452,8 @@ class LessonRun:
                     is None and tasks.judge(question, key.reference, await tasks.read(question, self.live, start),
                                             question.solution).ok:
                 return steps
-            _problems, self._task_start = await tasks.restart_at(question, self.live, self._quiet_step)
+            _problems, self._task_start = await tasks.restart_at(question, self.live, self._quiet_step,
+                                                                 self.keys.prelude)
         self._problem(f"{question.path}:{question.line}: task {question.id!r}: the solution does not pass "
                       "its own check")
         return steps

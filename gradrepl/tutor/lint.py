@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gradrepl.tutor.answers import matches, read_answer
 from gradrepl.tutor import attacks, tasks
+from gradrepl.tutor.task_checks import unchecked_changes
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, Problem, load_lesson
 from gradrepl.tutor.keys import KeyKernel
 from gradrepl.tutor.lesson_rules import giveaway_problems, hint_problems
@@ -101,7 +102,7 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
             problems.extend(await _derive_problems(question, session))
         key = first_keys.keys.get(question.uid)
         if question.type == "task" and key is not None and key.reference is not None and not key.reference.error:
-            problems.extend(await _task_problems(question, key.reference, session))
+            problems.extend(await _task_problems(question, key.reference, session, first_keys.prelude))
     return problems
 
 
@@ -129,27 +130,31 @@ async def _play(lesson: Lesson, session, seed: int,
     return await run.play(KeyAnswerer(), 0), keys
 
 
-async def _task_problems(question, reference: tasks.Reference, session) -> list[str]:
+async def _task_problems(question, reference: tasks.Reference, session, prelude: str) -> list[str]:
     """An exercise's starter code must be refused (the bug is the point), and so must every fix that
     fixes nothing (attacks.py)."""
     where = f"{question.path}:{question.line}: task {question.id!r}"
     problems = []
     starter_runs = False
     if question.starter.strip():
-        verdict = await _attempt(question, reference, question.starter, session)
+        verdict = await _attempt(question, reference, question.starter, session, prelude)
         starter_runs = not verdict.message.startswith("raised ")
         if verdict.ok:
             problems.append(f"{where}: the starter code already passes the check, so there is nothing to fix")
+    for path in unchecked_changes(question.checks, reference.start, reference.end):
+        problems.append(f"{where}: the solution changes {path}, and no check compares it, so an attempt may "
+                        "leave it as it was: add a state check on it")
     for move in attacks.moves(question, reference.start, reference.end, starter_runs=starter_runs):
-        if (await _attempt(question, reference, move.code, session)).ok:
+        if (await _attempt(question, reference, move.code, session, prelude)).ok:
             shown = "\n      ".join(move.code.splitlines()[:6])
             problems.append(f"{where}: a fix that fixes nothing is accepted ({move.name}):\n      {shown}")
     return problems
 
 
-async def _attempt(question, reference: tasks.Reference, code: str, session) -> tasks.Verdict:
-    """One attempt from the task's start, judged as a learner's would be (nothing is undone after it)."""
-    problems, start = await tasks.restart_at(question, session)
+async def _attempt(question, reference: tasks.Reference, code: str, session, prelude: str = "") -> tasks.Verdict:
+    """One attempt from the task's start (``prelude``: the seed its reference ran with), judged as a
+    learner's would be (nothing is undone after it)."""
+    problems, start = await tasks.restart_at(question, session, prelude=prelude)
     if problems:
         return tasks.Verdict(False, "; ".join(problems))
     result = await session.execute(code)

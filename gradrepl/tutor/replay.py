@@ -26,15 +26,18 @@ async def run_sources(session, sources: list[Source], path: str = "",
     return problems
 
 
-async def prepare(question: Question, session, on_step: OnStep | None = None) -> list[str]:
+async def prepare(question: Question, session, on_step: OnStep | None = None, prelude: str = "") -> list[str]:
     """A fresh kernel holding the namespace the question is asked in (lesson so far + its setup).
 
-    ``on_step`` sees the restart (as a result naming the tensors that went) and each replayed step.
+    ``on_step`` sees the restart (as a result naming the tensors that went) and each replayed step;
+    ``prelude`` is hidden code run first (a key kernel's seed: a task's start must be the same start
+    its reference had, random weights included).
     """
     removed = await session.restart()
     if on_step is not None:
         on_step(StepResult(step=session.step, source="", removed=removed))
-    sources = list(question.context)
+    sources = [Source(prelude, 1)] if prelude else []
+    sources += list(question.context)
     if question.setup:
         sources.append(Source(question.setup, question.line))
     return await run_sources(session, sources, question.path, on_step)

@@ -376,6 +376,30 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+CHANGE_FACTS = ("value", "requires_grad", "is_leaf", "grad_fn", "retains_grad", "grad", "identity", "params",
+                "hyper", "training")
+
+
+def unchecked_changes(checks: list[Check], start: dict, end: dict) -> list[str]:
+    """What the solution changes in place among the things the task started with that no check
+    compares (a learner's attempt could leave them as they were and still pass). A name the solution
+    binds to a new object (a loss, a loop variable) is a result made on the way, not state changed."""
+    covered = {p for check in checks if check.target for p in under(end, check.target)}
+    probe = Check("", facts=CHANGE_FACTS)
+    found: list[str] = []
+    for path in end.get("order", []):
+        before = start.get("entries", {}).get(path)
+        if path in covered or before is None or any(path.startswith(f + ".") or path.startswith(f + "[")
+                                                    for f in found):
+            continue
+        after = end["entries"][path]
+        if after.get("identity") and after.get("identity") != before.get("identity"):
+            continue
+        if _entry_difference(probe, path, after, before):
+            found.append(path)
+    return found
+
+
 def flatten(values: Any) -> list:
     if isinstance(values, list):
         return [x for v in values for x in flatten(v)]
@@ -401,10 +425,13 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) or value in ("nan", "inf", "-inf")
 
 
-def numbers_in(state: dict) -> list[float]:
-    """Every number a state's tensors and values hold (for the rule against typed-in answers)."""
+def numbers_in(state: dict, checks: list[Check]) -> list[float]:
+    """Every number the checked targets hold in a state (for the rule against typed-in answers)."""
     found: list[float] = []
-    for entry in state.get("entries", {}).values():
+    paths = {p for check in checks if check.target for p in under(state, check.target)}
+    for path, entry in state.get("entries", {}).items():
+        if path not in paths:
+            continue
         for values in (entry.get("values"), (entry.get("grad") or {}).get("values"), entry.get("value")):
             found.extend(float(v) for v in flatten(values) if isinstance(v, (int, float)) and not isinstance(v, bool))
     return found

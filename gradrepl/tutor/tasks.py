@@ -60,21 +60,21 @@ def _targets(question: Question) -> list:
     return targets(question.checks)
 
 
-async def begin(question: Question, session) -> Start:
+async def begin(question: Question, session, everything: bool = False) -> Start:
     """Mark the task's start in the kernel holding it (after its setup): identities, the backward log."""
-    state = await session.task_state(_targets(question), True)
+    state = await session.task_state(_targets(question), True, everything=everything)
     return Start(state, len(session.history))
 
 
-async def read(question: Question, session, start: Start) -> dict:
-    return await session.task_state(_targets(question), False, start.token)
+async def read(question: Question, session, start: Start, everything: bool = False) -> dict:
+    return await session.task_state(_targets(question), False, start.token, everything)
 
 
 async def reference(question: Question, session) -> Reference:
     """In a kernel holding the task's start (the caller rebuilt it): read it, run the solution, read again."""
-    start = await begin(question, session)
+    start = await begin(question, session, everything=True)
     result = await session.execute(question.solution)
-    ref = Reference(start.state, await read(question, session, start))
+    ref = Reference(start.state, await read(question, session, start, everything=True))
     if result.error:
         ref.error = f"{result.error.type}: {result.error.message}"
         ref.problems.append(f"{question.path}:{question.line}: task {question.id!r}: the solution raised "
@@ -112,7 +112,8 @@ def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
         found = difference(check, end, ref.end)
         if found:
             return Verdict(False, check.message, found)
-    typed = code_rules.typed_answer(code, numbers_in(ref.end), code_rules.lesson_numbers(_lesson_texts(question)))
+    typed = code_rules.typed_answer(code, numbers_in(ref.end, question.checks),
+                                    code_rules.lesson_numbers(_lesson_texts(question)))
     if typed:
         return Verdict(False, "your code writes in a number that the solution computes; the task is about "
                        "how it is made, so let your code compute it", f"`{typed}`")
@@ -130,7 +131,9 @@ def attempt_code(session, start: Start) -> str:
     return "\n".join(session.history[start.history:])
 
 
-async def restart_at(question: Question, session, on_step: OnStep | None = None) -> tuple[list[str], Start]:
-    """The task's start rebuilt in a fresh kernel (lesson so far, then its setup), marked again."""
-    problems = await prepare(question, session, on_step)
+async def restart_at(question: Question, session, on_step: OnStep | None = None,
+                     prelude: str = "") -> tuple[list[str], Start]:
+    """The task's start rebuilt in a fresh kernel (``prelude``, the lesson so far, then its setup), marked
+    again. The prelude must be the one the reference's kernel ran (lint seeds torch with it)."""
+    problems = await prepare(question, session, on_step, prelude)
     return problems, await begin(question, session)

@@ -66,6 +66,7 @@ _RUN_BACKWARD = _type(_ENGINE).run_backward
 _STASH, _UNSTASH = torch._C._stash_obj_in_tls, torch._C._remove_obj_from_tls
 _AUTOGRAD, _AUTOGRAD_GRAPH = torch.autograd, torch.autograd.graph
 
+_SKIPPED = {"_", "torch", "nn", "F", "help"}  # the kernel's own names, and the last echoed value
 VALUE_CAP = 100_000     # elements of one tensor read as values; a bigger one is compared by type and shape
 CHILD_CAP = 256         # entries under one target (a module's parameters, a list's items)
 LOG_CALLS = 2_000       # backward passes logged per task; later ones run unlogged
@@ -96,12 +97,14 @@ _task: _Task | None = None
 _installed = False
 
 
-def read(namespace: dict, targets: list, start: bool, token: str = "") -> dict:
+def read(namespace: dict, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
     """The state of ``targets`` ([path text, [[kind, arg], ...]] each) as JSON-ready data.
 
     ``start`` begins a task (marks the objects, starts the backward log) and also lists the
     namespace's names; otherwise ``token`` must be the one that start gave, or the state says the
-    task did not start in this kernel (it was restarted since)."""
+    task did not start in this kernel (it was restarted since). ``everything`` reads every other
+    name's tensors, modules and values too, after the targets (the solution's run: lint asks that
+    each thing it changes is checked)."""
     global _task
     if start:
         _install()
@@ -117,6 +120,11 @@ def read(namespace: dict, targets: list, start: bool, token: str = "") -> dict:
     with _NO_TORCH_FUNCTION():
         for text, steps in targets:
             reader.target(_str(text), namespace, steps)
+        if everything:
+            for name, value in _list(_dict_items(namespace)):
+                if _type(name) is _str and name not in state["entries"] and not name.startswith("__") \
+                        and name not in _SKIPPED and _kind_of(value) not in ("callable", "other"):
+                    reader.target(name, namespace, [["name", name]])
     if start:
         state["names"] = {name: _kind_of(value) for name, value in _dict_items(namespace)
                           if _type(name) is _str and not name.startswith("__")}
