@@ -363,7 +363,8 @@ async def grade_task(question: Question, code: str, session, key: Key | None = N
         verdict = tasks.Verdict(False, f"your code raised {error.type}: {error.message}")
     else:
         verdict = tasks.judge(question, reference, await tasks.read(question, session, start), code)
-    return await _graded_task(question, session, verdict, start, steps, on_step, prelude)
+    return await _graded_task(question, session, verdict, start, steps, on_step, prelude,
+                              "The namespace is back as it was before your attempt.")
 
 
 async def grade_task_state(question: Question, session, key: Key | None, start: Start,
@@ -380,7 +381,9 @@ async def grade_task_state(question: Question, session, key: Key | None, start: 
         return moved
     end = await tasks.read(question, session, start)
     verdict = tasks.judge(question, reference, end, tasks.attempt_code(session, start))
-    return await _graded_task(question, session, verdict, start, [], on_step, prelude)
+    return await _graded_task(question, session, verdict, start, [], on_step, prelude,
+                              "The namespace is back to where this task started; your lines are in the history "
+                              "(↑) to edit and try again.")
 
 
 async def _reference(question: Question, session, key: Key | None) -> Reference:
@@ -403,7 +406,7 @@ async def _moved_start(question: Question, session, reference: Reference, start:
 
 
 async def _graded_task(question: Question, session, verdict: tasks.Verdict, start: Start,
-                       steps: list[StepResult], on_step: OnStep | None, prelude: str) -> Grade:
+                       steps: list[StepResult], on_step: OnStep | None, prelude: str, undone: str) -> Grade:
     solution = question.solution.strip()
     if verdict.ok:
         return Grade(True, _join("Done: the check holds.", question.explanation), solution,
@@ -417,8 +420,7 @@ async def _graded_task(question: Question, session, verdict: tasks.Verdict, star
         return Grade(False, f"Not yet: {_clause(verdict.message)}{detail}. The lesson could not rebuild where "
                      "this task started: " + "; ".join(problems), solution, steps=steps, start=start,
                      failed_check=verdict.message)
-    return Grade(False, f"Not yet: {_clause(verdict.message)}{detail}. The namespace is back to where this task "
-                 "started; your lines are in the history (↑) to edit and try again.", solution, restored=True,
+    return Grade(False, f"Not yet: {_clause(verdict.message)}{detail}. {undone}", solution, restored=True,
                  steps=steps, failed_check=verdict.message, start=start)
 
 
