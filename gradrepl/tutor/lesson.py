@@ -148,7 +148,7 @@ class Question:
         """The code a question shows out of its lesson (the quiz): what it depends on, then its own code.
 
         ``given`` is the author's account of the context and replaces the setup (which may hold hidden
-        helpers such as ``_w_given``); without it the setup is shown.
+        helpers); without it the setup is shown.
         """
         starter = f"# This code has a bug; enter it fixed:\n{self.starter.strip()}" if self.starter.strip() else ""
         return "\n".join(part for part in (self.given.strip() or self.setup.strip(), self.code.strip(), starter)
