@@ -53,6 +53,28 @@ HALF_FIXES = [
 ]
 
 
+# Found by attacking each task by hand, beyond lint's generic moves: another function with the same
+# slope, passes whose sum is right, a gradient read from the wrong place, a rule met in dead code.
+BY_HAND = [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 * 12).backward()"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(3 * x3 ** 2).backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w * (2 * w.detach())).sum().backward()"),
+    ("module-loop/write-the-loop", "A = torch.cat([X, torch.ones(64, 1)], 1)\nsol = torch.linalg.lstsq(A, Y).solution\n"
+                                   "with torch.no_grad():\n    model.weight.copy_(sol[:2].T)\n    model.bias.copy_(sol[2])\n"
+                                   "for _ in range(100):\n    model(X).sum().backward()"),
+    ("accumulation-on-purpose/accumulate-right", "for i in range(4):\n    (loss_fn(lin(X), Y) / 4).backward()"),
+    ("in-place/out-of-place", "s = a.sigmoid().clone()\nm = s.mul_\nm(2)\ns.sum().backward()"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nh.retain_grad()\n(h ** 2).backward()\ngrad_h = x.grad / 3"),
+    ("non-scalar/pass-a-seed", "if False:\n    y.backward(torch.ones(3))\ny.sum().backward()"),
+]
+
+
+@pytest.mark.parametrize("uid, attempt", BY_HAND)
+async def test_a_fix_found_by_hand_is_refused(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+
+
 @pytest.mark.parametrize("uid, attempt", HARD_CODED)
 async def test_a_hard_coded_target_is_refused(session, uid, attempt):
     graded = await grade(question(uid), attempt, session)

@@ -70,15 +70,15 @@ def _passes_gradient(code: str, tree: ast.Module) -> str | None:
 
 
 def _changes_in_place(code: str, tree: ast.Module) -> str | None:
-    """The first in-place change: a method ending in one underscore (mul_, add_), `x *= 2`,
-    `x[0] = ...`, an `out=` argument, or `x.data = ...`."""
+    """The first in-place change: a method ending in one underscore (mul_, add_; called or only
+    named), `x *= 2`, `x[0] = ...`, an `out=` argument, or `x.data = ...`."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            name = node.func.attr
+        if isinstance(node, ast.Attribute):  # called or not: `m = s.mul_; m(2)` is the same op
+            name = node.attr
             if name.endswith("_") and not name.endswith("__") and name not in IN_PLACE_ALLOWED:
                 return _source(code, node)
-            if any(k.arg == "out" for k in node.keywords):
-                return _source(code, node)
+        if isinstance(node, ast.Call) and any(k.arg == "out" for k in node.keywords):
+            return _source(code, node)
         if isinstance(node, ast.AugAssign):
             return _source(code, node)
         if isinstance(node, ast.Assign) and any(

@@ -44,6 +44,8 @@ TENSOR_FACTS = {
     "root": "whether a backward pass started at it",
     "root_count": "how many backward passes started at it",
     "grad_by_backward": ".grad is what the last backward pass left (not set or changed by hand)",
+    "graph": "the kinds of operation (grad_fn names) the last backward pass reaching it went through",
+    "pass_grads": "what each backward pass added to .grad (in any order): the passes themselves, not only their sum",
 }
 MODULE_FACTS = {"type", "identity", "training"}
 OPTIMIZER_FACTS = {"type", "identity", "params", "hyper"}
@@ -279,12 +281,33 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
             if (mine.get(key) or 0) != (theirs.get(key) or 0):
                 verb = "reached" if key == "backward" else "started at"
                 found = f"backward passes {verb} {path} {mine.get(key) or 0} time(s), not {theirs.get(key) or 0}"
+        elif fact == "graph" and mine.get("graph") != theirs.get("graph"):
+            found = (f"the last backward pass reaching {path} went through "
+                     f"{', '.join(mine.get('graph') or []) or 'no operations'}, not the solution's operations")
+        elif fact == "pass_grads" and not same_passes(mine.get("pass_grads"), theirs.get("pass_grads"), tol):
+            count = len(mine.get("pass_grads") or [])
+            found = f"the {count} backward pass(es) reaching {path} each added other gradients than the solution's"
         elif fact == "grad_by_backward" and theirs.get("grad_by_backward") and not mine.get("grad_by_backward"):
             found = (f"{path}.grad is not what a backward pass left there: it was set or changed by hand"
                      if mine.get("grad") is not None else f"{path}.grad is None")
         if found:
             return found
     return None
+
+
+def same_passes(mine: list | None, theirs: list | None, tol: float | None) -> bool:
+    """Two lists of per-pass gradient additions match one to one, in any order (None: not logged)."""
+    if mine is None or theirs is None:
+        return mine is None and theirs is None
+    if len(mine) != len(theirs):
+        return False
+    left = list(theirs)
+    for added in mine:
+        match = next((i for i, other in enumerate(left) if same_values(added, other, tol)), None)
+        if match is None:
+            return False
+        left.pop(match)
+    return True
 
 
 def _grad_difference(path: str, mine: dict | None, theirs: dict | None, tol: float | None,

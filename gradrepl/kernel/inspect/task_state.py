@@ -37,8 +37,8 @@ import torch
 
 # Builtins bound here: a learner who rebinds builtins.len or builtins.enumerate changes nothing this
 # module calls (a module's own globals are looked up before builtins).
-bool, int, float, str, list, tuple, dict, set, enumerate, len, id, type, issubclass, complex = (  # noqa: A001
-    bool, int, float, str, list, tuple, dict, set, enumerate, len, id, type, issubclass, complex)
+bool, int, float, str, list, tuple, dict, set, enumerate, len, id, type, issubclass, complex, zip, sorted = (  # noqa
+    bool, int, float, str, list, tuple, dict, set, enumerate, len, id, type, issubclass, complex, zip, sorted)
 _type, _id, _len, _str, _float, _list, _tuple, _issubclass = type, id, len, str, float, list, tuple, issubclass
 _dict_get, _dict_items, _dict_values = dict.get, dict.items, dict.values
 _object_getattribute = object.__getattribute__
@@ -71,6 +71,7 @@ VALUE_CAP = 100_000     # elements of one tensor read as values; a bigger one is
 CHILD_CAP = 256         # entries under one target (a module's parameters, a list's items)
 LOG_CALLS = 2_000       # backward passes logged per task; later ones run unlogged
 LOG_NODES = 200_000     # graph nodes walked (and kept) per task
+LOG_NUMBERS = 200_000   # gradient numbers kept per task, pass by pass (what each pass added to a leaf)
 
 
 class _Log:
@@ -80,7 +81,10 @@ class _Log:
         self.calls = 0
         self.roots: dict[int, list] = {}   # id(node) -> [node, passes started there]
         self.nodes: dict[int, list] = {}   # id(node) -> [node, passes that reached it]
-        self.leaves: dict[int, list] = {}  # id(tensor) -> [tensor, passes, grad, data_ptr, version, values]
+        # id(tensor) -> [tensor, passes, grad, data_ptr, version, values, the last pass's operations,
+        #                what each pass added to its .grad (flat lists; None past LOG_NUMBERS)]
+        self.leaves: dict[int, list] = {}
+        self.numbers = 0
         self.full = False                  # past a cap: later passes were not logged
 
 
@@ -215,19 +219,21 @@ class _Reader:
         .grad is still what the last of them left."""
         log = self.task.log if self.task else None
         if log is None or self.start:
-            return {"backward": 0, "root": 0, "grad_by_backward": False}
+            return {"backward": 0, "root": 0, "grad_by_backward": False, "graph": [], "pass_grads": []}
         record = _dict_get(log.leaves, _id(t))
         if record is not None and record[0] is t:
             same = (grad is not None and record[2] is grad and record[3] == _DATA_PTR(grad)
                     and record[4] == _GET["_version"](grad)
                     and (record[5] is None or record[5] == _values(grad).get("values")))
-            return {"backward": record[1], "root": 0, "grad_by_backward": same}
+            return {"backward": record[1], "root": 0, "grad_by_backward": same, "graph": record[6],
+                    "pass_grads": record[7]}
         node = _dict_get(log.nodes, _id(grad_fn)) if grad_fn is not None else None
         reached = node[1] if node is not None and node[0] is grad_fn else 0
         root = _dict_get(log.roots, _id(grad_fn)) if grad_fn is not None else None
         started = root[1] if root is not None and root[0] is grad_fn else 0
         # A non-leaf's retained .grad is written by a hook the log does not see: reached, and holding one.
-        return {"backward": reached, "root": started, "grad_by_backward": bool(reached) and grad is not None}
+        return {"backward": reached, "root": started, "grad_by_backward": bool(reached) and grad is not None,
+                "graph": [], "pass_grads": []}
 
     def module(self, path: str, module, depth: int) -> None:
         own = _object_getattribute(module, "__dict__")
@@ -435,7 +441,7 @@ def _run_backward(t_outputs, *args, **kwargs):
 
 def _walk(t_outputs, inputs, log: _Log):
     """The roots, nodes and leaves one backward pass reaches (before it runs: it frees the graph)."""
-    roots, nodes, leaves, stack, seen = [], [], [], [], set()
+    roots, nodes, leaves, stack, seen, names = [], [], [], [], set(), set()
     with _NO_TORCH_FUNCTION():
         for out in t_outputs if _type(t_outputs) in (_list, _tuple) else [t_outputs]:
             if _type(out) is _GRADIENT_EDGE:
@@ -456,6 +462,7 @@ def _walk(t_outputs, inputs, log: _Log):
                 continue
             seen.add(_id(node))
             nodes.append(node)
+            names.add(_type_name(_type(node)))
             if _len(nodes) > budget:
                 log.full = True
                 return None
@@ -469,10 +476,11 @@ def _walk(t_outputs, inputs, log: _Log):
             reached = {_id(t) for t in leaves} | {_id(n) for n in nodes}
             leaves = [t for t in inputs if _issubclass(_type(t), _BASE)
                       and (_id(t) in reached or _id(_GET["grad_fn"](t)) in reached)]
-    return roots, nodes, leaves
+        before = [_grad_numbers(leaf) for leaf in leaves]
+    return roots, nodes, leaves, before, sorted(names)
 
 
-def _note(log: _Log, roots: list, nodes: list, leaves: list) -> None:
+def _note(log: _Log, roots: list, nodes: list, leaves: list, before: list, names: list) -> None:
     log.calls += 1
     if log.calls >= LOG_CALLS:
         log.full = True
@@ -482,12 +490,36 @@ def _note(log: _Log, roots: list, nodes: list, leaves: list) -> None:
             if record[0] is node:
                 record[1] += 1
     with _NO_TORCH_FUNCTION():
-        for leaf in leaves:
+        for leaf, earlier in zip(leaves, before):
             grad = _GET["grad"](leaf) if _GET["is_leaf"](leaf) or _GET["retains_grad"](leaf) else _quiet_grad(leaf)
             record = log.leaves.get(_id(leaf))
-            passes = record[1] + 1 if record is not None and record[0] is leaf else 1
+            known = record is not None and record[0] is leaf
+            passes = record[1] + 1 if known else 1
+            added = record[7] if known else []
+            now = _grad_numbers(leaf)
+            if added is not None and now is not None and log.numbers + _len(now) <= LOG_NUMBERS:
+                added = added + [[a - b for a, b in zip(now, earlier)] if earlier is not None else now]
+                log.numbers += _len(now)
+            else:
+                added = None  # past the cap, or unreadable: "what each pass added" is not known
             if grad is None or _type(grad) not in _TENSOR_TYPES:
-                log.leaves[_id(leaf)] = [leaf, passes, None, 0, -1, None]
+                log.leaves[_id(leaf)] = [leaf, passes, None, 0, -1, None, names, added]
                 continue
             values = _values(grad).get("values")
-            log.leaves[_id(leaf)] = [leaf, passes, grad, _DATA_PTR(grad), _GET["_version"](grad), values]
+            log.leaves[_id(leaf)] = [leaf, passes, grad, _DATA_PTR(grad), _GET["_version"](grad), values, names,
+                                     added]
+
+
+def _grad_numbers(leaf) -> list | None:
+    """A leaf's .grad as one flat list of numbers (None: no .grad, or not one to read)."""
+    grad = _GET["grad"](leaf) if _GET["is_leaf"](leaf) or _GET["retains_grad"](leaf) else _quiet_grad(leaf)
+    if grad is None or _type(grad) not in _TENSOR_TYPES or _NUMEL(grad) > VALUE_CAP \
+            or _GET["layout"](grad) is not _STRIDED:
+        return None
+    return _flat(_TOLIST(_DETACH(grad)))
+
+
+def _flat(values) -> list:
+    if _type(values) is _list:
+        return [x for v in values for x in _flat(v)]
+    return [values]
