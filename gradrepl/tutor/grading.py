@@ -402,7 +402,7 @@ async def _moved_start(question: Question, session, reference: Reference, start:
     _problems, start = await tasks.restart_at(question, session, on_step, prelude)
     return Grade(False, f"The lesson's variables had changed before this task started ({moved}), so the "
                  "solution's state cannot be compared with yours. They are rebuilt to where the task starts: "
-                 "run your code again.", "", retry=True, start=start)
+                 "run your code again.", "", retry=True, restored=True, start=start)
 
 
 async def _graded_task(question: Question, session, verdict: tasks.Verdict, start: Start,
@@ -414,7 +414,7 @@ async def _graded_task(question: Question, session, verdict: tasks.Verdict, star
     problems, start = await tasks.restart_at(question, session, on_step, prelude)
     if verdict.retry:
         return Grade(False, _clause(verdict.message[:1].upper() + verdict.message[1:]) + ".", "", retry=True,
-                     steps=steps, start=start)
+                     restored=True, steps=steps, start=start)
     detail = f" ({verdict.detail})" if verdict.detail else ""
     if problems:
         return Grade(False, f"Not yet: {_clause(verdict.message)}{detail}. The lesson could not rebuild where "
