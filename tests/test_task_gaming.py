@@ -66,6 +66,8 @@ BY_HAND = [
     ("in-place/out-of-place", "s = a.sigmoid().clone()\nm = s.mul_\nm(2)\ns.sum().backward()"),
     ("leaves-and-hooks/keep-h-grad", "h = x * 3\nh.retain_grad()\n(h ** 2).backward()\ngrad_h = x.grad / 3"),
     ("non-scalar/pass-a-seed", "if False:\n    y.backward(torch.ones(3))\ny.sum().backward()"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\nz.backward()\nh.retain_grad()\nh.grad = 2 * h.detach()\n"
+                                     "grad_h = h.grad"),
 ]
 
 

@@ -123,3 +123,13 @@ async def test_a_kernel_restarted_since_the_start_says_the_task_did_not_start_th
     await session.execute("w = torch.ones(1)")
     end = await session.task_state(targets("w"), False, start["token"])
     assert end["started"] is False
+
+
+async def test_a_retained_non_leaf_target_is_logged_like_a_leaf(session):
+    # The engine writes h.grad only while h retains it: a .grad set after backward is told apart.
+    for attempt, by_backward in [("h = x * 3\nh.retain_grad()\n(h ** 2).backward()", True),
+                                 ("h = x * 3\n(h ** 2).backward()\nh.retain_grad()\nh.grad = 2 * h.detach()", False)]:
+        await session.restart()
+        _, end = await start_and_end(session, "x = torch.tensor(2.0, requires_grad=True)", attempt, "h")
+        h = end["entries"]["h"]
+        assert h["grad"]["values"] == 12.0 and h["grad_by_backward"] is by_backward, (attempt, h)

@@ -89,11 +89,14 @@ class _Log:
 
 
 class _Task:
-    """The objects a task started from (held, so their ids stay theirs) and its backward log."""
+    """The objects a task started from (held, so their ids stay theirs), its targets (to find, at each
+    pass, the non-leaf tensors that retain their grad) and its backward log."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, namespace: dict, targets: list) -> None:
         self.token = token
         self.known: dict[int, tuple[object, str]] = {}
+        self.namespace = namespace
+        self.targets = [steps for _text, steps in targets]
         self.log = _Log()
 
 
@@ -112,7 +115,7 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
     global _task
     if start:
         _install()
-        _task = _Task(_urandom(8).hex())
+        _task = _Task(_urandom(8).hex(), namespace, targets)
     task = _task
     state: dict = {"entries": {}, "order": [], "token": task.token if task else "",
                    "started": bool(task) and (start or token == task.token)}
@@ -126,9 +129,10 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
             reader.target(_str(text), namespace, steps)
         if everything:
             for name, value in _list(_dict_items(namespace)):
-                if _type(name) is _str and name not in state["entries"] and not name.startswith("__") \
+                if _type(name) is _str and name not in state["order"] and not name.startswith("__") \
                         and name not in _SKIPPED and _kind_of(value) not in ("callable", "other"):
                     reader.target(name, namespace, [["name", name]])
+        reader.finish()
     if start:
         state["names"] = {name: _kind_of(value) for name, value in _dict_items(namespace)
                           if _type(name) is _str and not name.startswith("__")}
@@ -141,11 +145,14 @@ class _Reader:
     def __init__(self, task: _Task | None, start: bool, state: dict) -> None:
         self.task, self.start, self.state = task, start, state
         self.new: dict[int, tuple[object, str]] = {}  # objects not known at the start: first path seen
+        self.later: list = []  # optimizers, read last
 
     # -- targets ----------------------------------------------------------------
-    def target(self, text: str, namespace: dict, steps: list) -> None:
+    def target(self, text: str, namespace: dict, steps: list, value=None) -> None:
+        later = bool(value is not None and not steps)
         try:
-            value = self.resolve(namespace, steps)
+            if not later:
+                value = self.resolve(namespace, steps)
         except _Unreadable as why:
             self.put(text, {"kind": "unreadable", "why": _str(why)})
             return
@@ -155,10 +162,20 @@ class _Reader:
         except Exception as exc:  # an object built to break readers: it cannot be judged, so it fails
             self.put(text, {"kind": "unreadable", "why": f"reading it raised {_type_name(_type(exc))}"})
             return
+        if _issubclass(_type(value), _OPTIMIZER) and not later:
+            # Read after the rest, so the tensors it holds are named where they live (net[2].bias).
+            self.state["order"].append(text)
+            self.later.append((text, value))
+            return
         try:
             self.describe(text, value, 0)
         except Exception as exc:
             self.put(text, {"kind": "unreadable", "why": f"reading it raised {_type_name(_type(exc))}"})
+
+    def finish(self) -> None:
+        for text, value in self.later:
+            self.state["order"].remove(text)
+            self.target(text, {}, [], value=value)
 
     def resolve(self, namespace: dict, steps: list):
         kind, name = steps[0]
@@ -231,9 +248,9 @@ class _Reader:
         reached = node[1] if node is not None and node[0] is grad_fn else 0
         root = _dict_get(log.roots, _id(grad_fn)) if grad_fn is not None else None
         started = root[1] if root is not None and root[0] is grad_fn else 0
-        # A non-leaf's retained .grad is written by a hook the log does not see: reached, and holding one.
-        return {"backward": reached, "root": started, "grad_by_backward": bool(reached) and grad is not None,
-                "graph": [], "pass_grads": []}
+        # The engine writes a non-leaf's .grad only while it retains it, and such a target is logged above
+        # (_retaining_targets): a .grad here was set by hand, or kept from before retain_grad().
+        return {"backward": reached, "root": started, "grad_by_backward": False, "graph": [], "pass_grads": []}
 
     def module(self, path: str, module, depth: int) -> None:
         own = _object_getattribute(module, "__dict__")
@@ -428,7 +445,7 @@ def _run_backward(t_outputs, *args, **kwargs):
     walked = None
     if log is not None and kwargs.get("accumulate_grad") and not log.full:
         inputs = args[3] if _len(args) > 3 else kwargs.get("inputs")
-        walked = _walk(t_outputs, inputs, log)
+        walked = _walk(t_outputs, inputs, log, task)
     _STASH("context", _copy_context())  # what torch's own entry does for compiled autograd
     try:
         result = _RUN_BACKWARD(_ENGINE, t_outputs, *args, **kwargs)
@@ -439,8 +456,11 @@ def _run_backward(t_outputs, *args, **kwargs):
     return result
 
 
-def _walk(t_outputs, inputs, log: _Log):
-    """The roots, nodes and leaves one backward pass reaches (before it runs: it frees the graph)."""
+def _walk(t_outputs, inputs, log: _Log, task: _Task):
+    """The roots, nodes and leaves one backward pass reaches (before it runs: it frees the graph).
+
+    The task's non-leaf targets that retain their grad and whose node the pass reaches count as
+    leaves: the engine writes their .grad too, so a .grad set by hand afterwards is told apart."""
     roots, nodes, leaves, stack, seen, names = [], [], [], [], set(), set()
     with _NO_TORCH_FUNCTION():
         for out in t_outputs if _type(t_outputs) in (_list, _tuple) else [t_outputs]:
@@ -476,6 +496,8 @@ def _walk(t_outputs, inputs, log: _Log):
             reached = {_id(t) for t in leaves} | {_id(n) for n in nodes}
             leaves = [t for t in inputs if _issubclass(_type(t), _BASE)
                       and (_id(t) in reached or _id(_GET["grad_fn"](t)) in reached)]
+        else:
+            leaves += [t for t in _retaining_targets(task) if _id(_GET["grad_fn"](t)) in seen]
         before = [_grad_numbers(leaf) for leaf in leaves]
     return roots, nodes, leaves, before, sorted(names)
 
@@ -508,6 +530,21 @@ def _note(log: _Log, roots: list, nodes: list, leaves: list, before: list, names
             values = _values(grad).get("values")
             log.leaves[_id(leaf)] = [leaf, passes, grad, _DATA_PTR(grad), _GET["_version"](grad), values, names,
                                      added]
+
+
+def _retaining_targets(task: _Task) -> list:
+    """The task's targets that are non-leaf tensors retaining their grad, as the namespace holds them now."""
+    found = []
+    for steps in task.targets:
+        try:
+            value = _dict_get(task.namespace, steps[0][1])
+            for kind, arg in steps[1:]:
+                value = _index(value, arg) if kind == "index" else _attribute(value, arg)
+        except Exception:  # a target not there yet, or not readable: nothing to log for it
+            continue
+        if _type(value) in _TENSOR_TYPES and not _GET["is_leaf"](value) and _GET["retains_grad"](value):
+            found.append(value)
+    return found
 
 
 def _grad_numbers(leaf) -> list | None:
