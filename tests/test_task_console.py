@@ -67,6 +67,8 @@ async def test_console_code_is_judged_with_its_form_and_the_solution_never_runs_
     same_numbers = await run.check()
     assert not same_numbers.correct and "pass the gradient argument" in same_numbers.feedback
     assert (await session.inspect("x.grad"))["kind"] == "none"  # undone: back at the task's start
+    await session.execute("%tensors")  # a magic and a step that does not parse ran none of the learner's code
+    await session.execute("y.backward(")
     await session.execute("y.backward(torch.ones(3))")
     assert (await run.check()).correct
     # The reference came from the key kernel: this kernel ran the cell, the setup and the learner's line only.

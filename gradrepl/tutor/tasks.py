@@ -17,12 +17,14 @@ number that only the solution's computation gives.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from gradrepl.tutor import code_rules
 from gradrepl.tutor.lesson import Question
 from gradrepl.tutor.replay import OnStep, prepare
 from gradrepl.tutor.task_checks import Check, difference, numbers_in, targets
+
 START_FACTS = ("value", "requires_grad", "is_leaf", "retains_grad", "grad")
 
 
@@ -127,8 +129,24 @@ def _lesson_texts(question: Question) -> list[str]:
 
 
 def attempt_code(session, start: Start) -> str:
-    """Everything run since the task started (a console's steps, in order)."""
-    return "\n".join(session.history[start.history:])
+    """The Python run since the task started (a console's steps, in order): `%trace STATEMENT` counts as
+    its statement; other magics, help (`obj?`) and steps that do not parse ran no code of the learner's."""
+    kept = []
+    for entry in session.history[start.history:]:
+        source = entry.strip()
+        if source.startswith("%trace "):
+            source = source.removeprefix("%trace ").strip()
+        if _parses(source):
+            kept.append(source)
+    return "\n".join(kept)
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
 
 
 async def restart_at(question: Question, session, on_step: OnStep | None = None,
