@@ -8,38 +8,28 @@ Prints measured figures (milliseconds, medians of repeated runs) for:
   4. `gradrepl check`'s round trip through a real kernel (Session.check_expr), warm.
 Target: a typical warm check well under 50 ms.
 
-Run: .venv/bin/python benchmarks/bench_check.py [--quick]
+Run: .venv/bin/python -m benchmarks.bench_check [--quick]
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
+from gradrepl.kernel.symbolic import crosscheck, expr
+from gradrepl.kernel.symbolic.ops import check_expression, check_tensor, recording
 
-from gradrepl.kernel.symbolic import crosscheck, expr  # noqa: E402
-from gradrepl.kernel.symbolic.ops import check_expression, check_tensor, recording  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
-from sizes import pick  # noqa: E402
+from benchmarks import timing
+from benchmarks.timing import pick
 
 TYPICAL = ["x**2 + 3*x", "sin(x)*exp(y)", "sigmoid(w*x + b)", "tanh(x)**2 + log(x)", "x**x"]
 
 
 def median_ms(work, repeat: int = 20) -> float:
-    times = []
-    for _ in range(pick(repeat, 2)):
-        start = time.perf_counter()
-        work()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return timing.median_ms(work, pick(repeat, 2))
 
 
 def forget_caches() -> None:

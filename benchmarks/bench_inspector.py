@@ -8,14 +8,12 @@ require grad, and a write through ``.data`` (found by the class-level hooks of
 kernel/inspect/writes.py, not by a version counter). Prints wall-clock median and p90 and the median CPU time of the
 calling thread (steadier when other processes share the machine).
 
-    .venv/bin/python benchmarks/bench_inspector.py [--quick]
+    .venv/bin/python -m benchmarks.bench_inspector [--quick]
 """
 
 from __future__ import annotations
 
-import os
 import statistics
-import sys
 import time
 
 import torch
@@ -23,8 +21,7 @@ from torch import nn
 
 from gradrepl.kernel.inspect import Inspector
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
-from sizes import pick
+from benchmarks.timing import pick
 
 STEPS = pick(300, 5)
 COUNTS = pick((100, 1_000, 10_000), (100, 1_000))

@@ -6,13 +6,12 @@
 2. 10,000 live tensors, one changed per step: median step round trip. Target <= 2 ms.
 3. A new kernel after a crash. Target <= 50 ms.
 
-Run: .venv/bin/python benchmarks/bench_kernel.py [--quick]  (needs the `bench` extra: make bench)
+Run: .venv/bin/python -m benchmarks.bench_kernel [--quick]  (needs the `bench` extra: make bench)
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import subprocess
 import sys
@@ -23,8 +22,7 @@ from pathlib import Path
 from gradrepl.kernel.options import KernelOptions
 from gradrepl.session import Session
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
-from sizes import pick
+from benchmarks.timing import pick
 
 GRADREPL = Path(sys.executable).with_name("gradrepl")
 

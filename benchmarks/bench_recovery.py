@@ -5,7 +5,7 @@ sent, or Ctrl-C / Kill is pressed for a step that is already running) until the
 learner's next step (``6 * 7``) has come back with its answer. Also: what
 hardening a fresh kernel costs (``sandbox.apply`` in a forked child).
 
-Run: .venv/bin/python benchmarks/bench_recovery.py [--repeat N] [--quick]
+Run: .venv/bin/python -m benchmarks.bench_recovery [--repeat N] [--quick]
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import os
 import signal
 import socket
 import statistics
-import sys
 import tempfile
 import time
 
@@ -24,8 +23,7 @@ from gradrepl.kernel.options import KernelOptions
 from gradrepl.kernel.sandbox import Policy, apply, parse_size
 from gradrepl.session import Session
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
-from sizes import QUICK
+from benchmarks.timing import QUICK
 
 # name -> (source of the faulting step, what the learner does while it runs: None, "interrupt", "kill", "sigkill")
 FAULTS = {

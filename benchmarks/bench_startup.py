@@ -4,12 +4,11 @@
 2. `gradrepl check "x**2 + 3*x" --at x=2` vs `python -c "import torch, sympy"`. Goal: at most 1.2x.
 (The TUI's first frame and kernel-idle times are in bench_tui.py.)
 
-Run: .venv/bin/python benchmarks/bench_startup.py [--quick]
+Run: .venv/bin/python -m benchmarks.bench_startup [--quick]
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -17,8 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
-from sizes import pick
+from benchmarks.timing import pick
 
 GRADREPL = Path(sys.executable).with_name("gradrepl")
 SCRIPT = """\

@@ -7,13 +7,12 @@ inspector around it), and as one step typed in a session, as the TUI and the
 plain REPL run it (the shadow recorder too: `run` records none, a script has no
 %check). Goal: at most 1.10x plain python.
 
-Run: .venv/bin/python benchmarks/bench_step.py [--quick]
+Run: .venv/bin/python -m benchmarks.bench_step [--quick]
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import statistics
 import subprocess
@@ -21,8 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
-from sizes import pick
+from benchmarks.timing import pick
 
 GRADREPL = Path(sys.executable).with_name("gradrepl")
 LOOP = """\

@@ -11,20 +11,19 @@
    again each step, since backward frees them without touching the tensor),
    against the same table with no graph held.
 
-Run: .venv/bin/python benchmarks/bench_timeline.py
+Run: .venv/bin/python -m benchmarks.bench_timeline
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import sys
 import time
 from collections import deque
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its neighbours, however it is run
-from bench_kernel import session_statements  # noqa: E402
+from benchmarks.bench_kernel import session_statements
+from benchmarks.timing import median_ms
 
 from gradrepl.session import Session
 
@@ -87,16 +86,8 @@ def trace_cost() -> None:
     params = list(model.parameters())
     names = {id(p): f"p{i}" for i, p in enumerate(params)}
 
-    def median_ms(work, runs: int = 200) -> float:
-        times = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            work()
-            times.append((time.perf_counter() - started) * 1000)
-        return statistics.median(times)
-
-    plain = median_ms(lambda: torch.autograd.grad(loss, params, retain_graph=True))
-    traced = median_ms(lambda: preview(loss, "loss", names))
+    plain = median_ms(lambda: torch.autograd.grad(loss, params, retain_graph=True), 200)
+    traced = median_ms(lambda: preview(loss, "loss", names), 200)
     print(f"3. %trace loss (two layers, batch 256): {traced:.3f} ms vs {plain:.3f} ms for autograd.grad  ->  "
           f"{traced / plain:.2f}x")
 
@@ -114,12 +105,7 @@ def saved_recheck_cost() -> None:
     def step_ms(namespace: dict) -> float:
         inspector = Inspector()
         inspector.step(namespace)
-        times = []
-        for _ in range(300):
-            started = time.perf_counter()
-            inspector.step(namespace)
-            times.append((time.perf_counter() - started) * 1000)
-        return statistics.median(times)
+        return median_ms(lambda: inspector.step(namespace), 300)
 
     holding = {"model": model, **{f"out{i}": model(batch).sum() for i in range(5)}}
     with torch.no_grad():

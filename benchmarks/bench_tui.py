@@ -10,7 +10,7 @@ new value is on screen is measured with 1 live tensor and with 1,001, side by si
 in a real terminal (tmux) and in-process (Pilot). The ratio is the figure (goal <= 1.5x,
 aim 1.2x); absolute times depend on the machine.
 
-Run: .venv/bin/python benchmarks/bench_tui.py [--quick]  (needs tmux for the Enter figures)
+Run: .venv/bin/python -m benchmarks.bench_tui [--quick]  (needs tmux for the Enter figures)
 """
 
 from __future__ import annotations
@@ -32,17 +32,15 @@ import time
 import uuid
 from pathlib import Path
 
+from gradrepl.history import History
+from gradrepl.tui.app import GradReplApp
+from gradrepl.tui.console.code_input import CodeInput
+from gradrepl.tui.messages import PanelUpdated, StepFinished
+from gradrepl.tui.tensors.tensor_table import TensorTable
+
+from benchmarks.timing import pick
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from gradrepl.history import History  # noqa: E402
-from gradrepl.tui.app import GradReplApp  # noqa: E402
-from gradrepl.tui.console.code_input import CodeInput  # noqa: E402
-from gradrepl.tui.messages import PanelUpdated, StepFinished  # noqa: E402
-from gradrepl.tui.tensors.tensor_table import TensorTable  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sizes.py beside this file, however it is run
-from sizes import pick  # noqa: E402
 
 MANY = "ts = [torch.randn(4, requires_grad=True) for _ in range(1000)]"
 RUNS = pick(7, 2)

@@ -2,6 +2,7 @@
 
 `--quick` is passed on: small sizes, to check that every benchmark still runs (make bench-quick).
 Exits non-zero when any benchmark fails, so a broken benchmark fails `make test`.
+Run from the repository's root: `python -m benchmarks.run_all [--quick]`.
 """
 
 import subprocess
@@ -15,7 +16,7 @@ failed = []
 for script in sorted(here.glob("bench_*.py")):
     print(f"== {script.name}", flush=True)
     started = time.perf_counter()
-    if subprocess.run([sys.executable, str(script), *flags]).returncode != 0:
+    if subprocess.run([sys.executable, "-m", f"benchmarks.{script.stem}", *flags], cwd=here.parent).returncode:
         failed.append(script.name)
     print(f"   ({time.perf_counter() - started:.1f} s)", flush=True)
 if failed:

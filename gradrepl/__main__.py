@@ -1,7 +1,14 @@
 """`python -m gradrepl` is the `gradrepl` command."""
 
+import os
 import sys
 
-from gradrepl.cli import main
+# `python -m` puts the start folder first on sys.path; the installed command does not. Take it off
+# before anything more is imported: learner code may write there (--workspace .), and this process is
+# not sandboxed. (Only gradrepl/__init__.py, which imports nothing, was read before this line.)
+if not sys.flags.safe_path:
+    sys.path[:] = [entry for entry in sys.path if entry not in ("", os.getcwd())]
+
+from gradrepl.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 from gradrepl.kernel.sizes import format_bytes
-from gradrepl.terminal_text import visible, visible_step
 
 # Column key -> header, in the order every frontend shows a tensor row: the four autograd facts first
 # (req = requires_grad, leaf = is_leaf).
@@ -77,15 +76,15 @@ def row_label(row: dict) -> str:
 def row_words(row: dict, width: int = 32) -> dict[str, str]:
     """One tensor row's words, keyed like COLUMNS: the one row renderer (the TUI only styles these words).
 
-    Kernel-controlled text (names, grad_fn, an inspection error) comes out with its control characters visible."""
+    Rows come from the kernel with their text already visible (kernel/reply_schema.py)."""
     error = row.get("inspect_error")
     return {
-        "name": visible(row_label(row)),
+        "name": row_label(row),
         "requires_grad": "yes" if row.get("requires_grad") else "no",
         "is_leaf": "yes" if row.get("is_leaf") else "no",
-        "grad_fn": visible(row.get("grad_fn") or "—"),
+        "grad_fn": row.get("grad_fn") or "—",
         "grad": format_summary(row.get("grad"), width),
-        "value": visible(error) if error else format_summary(row.get("value"), width),
+        "value": error if error else format_summary(row.get("value"), width),
         "shape": shape_text(row.get("shape")),
         "dtype": str(row.get("dtype", "")).removeprefix("torch."),
     }
@@ -94,8 +93,8 @@ def row_words(row: dict, width: int = 32) -> dict[str, str]:
 def step_text(result, width: int | None = None) -> str:
     """What one step did, as the plain REPL and `gradrepl run` print it (a StepResult in, lines out).
 
-    A help page is printed whole here; the plain REPL pages it instead (see display_text)."""
-    result = visible_step(result)
+    A help page is printed whole here; the plain REPL pages it instead (see display_text). Its text is
+    visible already: kernel text is made so where the client decodes it."""
     lines = [text[:-1] if text.endswith("\n") else text for text in (result.stdout, result.stderr) if text]
     lines += [text for text in (result.result, display_text(result.display)) if text is not None]
     if result.error:

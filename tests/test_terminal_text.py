@@ -6,6 +6,8 @@ would get it: --plain's and `run`'s printed lines, the TUI console log and panel
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -108,11 +110,109 @@ async def test_a_question_card_shows_kernel_quoted_text_visibly():
 
 
 async def test_carets_stay_under_the_failing_code_when_a_line_is_made_visible(session):
-    from gradrepl.terminal_text import visible_step
-
-    failed = visible_step(await session.execute('s = "\x1b[1m" + str(1 / 0)'))
+    failed = await session.execute('s = "\x1b[1m" + str(1 / 0)')  # made visible where the reply is read
     (frame,) = [frame for frame in failed.error.frames if frame["origin"] == "learner"]
     assert raw_controls(frame["line"]) == [] and frame["line"][frame["col"]:frame["end_col"]] == "1 / 0"
-    bad = visible_step(await session.execute('t = "\x1b[1m" + )'))
+    bad = await session.execute('t = "\x1b[1m" + )')
     assert bad.error.type == "SyntaxError" and raw_controls(bad.error.text) == []
     assert bad.error.text[bad.error.offset - 1] == ")"  # 1-based, as Python gives it
+
+
+# A tensor subclass whose tolist() and dtype are escape sequences, and an autograd Function whose
+# class name is one: their text reaches rows, cells, the details view, traces and JSON.
+SHAPESHIFTERS = (
+    'class Shouty(torch.Tensor):\n'
+    '    def tolist(self):\n'
+    '        return ["\\x1b[2J\\x9b"]\n'
+    '    @property\n'
+    '    def dtype(self):\n'
+    '        return "\\x1b]0;dt\\x07"\n'
+    's = torch.ones(2).as_subclass(Shouty)\n'
+    'Fn = type("\\x1b]0;fn\\x07", (torch.autograd.Function,), {"forward": staticmethod(lambda ctx, x: x * 2),\n'
+    '                                                           "backward": staticmethod(lambda ctx, g: g * 2)})\n'
+    'x = torch.ones(1, requires_grad=True)\n'
+    'z = Fn.apply(x)\n'
+    'y = z.sum()\n'
+    'print("\\x9b2J C1 \\x1b[31m")\n'
+)
+
+
+def test_run_trace_and_run_json_show_subclass_and_function_text_visibly(tmp_path: Path):
+    script = tmp_path / "shifty.py"
+    script.write_text(SHAPESHIFTERS)
+    ran = subprocess.run([*GRADREPL, "run", str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert raw_controls(ran.stdout) == [], ran.stdout
+    assert "\\x1b]0;dt\\x07" in ran.stdout and "\\x1b[2J\\x9b" in ran.stdout and "\\x1b]0;fn\\x07Backward" in ran.stdout
+    traced = subprocess.run([*GRADREPL, "trace", str(script), "y"], capture_output=True, text=True, timeout=120,
+                            cwd=ROOT)
+    assert traced.returncode == 0 and raw_controls(traced.stdout) == [], traced.stdout + traced.stderr
+    assert "\\x1b]0;fn\\x07Backward" in traced.stdout
+    as_json = subprocess.run([*GRADREPL, "run", "--json", str(script)], capture_output=True, timeout=120, cwd=ROOT)
+    text = as_json.stdout.decode()
+    assert raw_controls(text) == [], [line for line in text.splitlines() if raw_controls(line)][:2]
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert any(step.get("stdout") == "\\x9b2J C1 \\x1b[31m\n" for step in lines), lines[-2]
+
+
+async def test_plain_repl_shows_subclass_cells_visibly(session, capsys):
+    result = await session.execute(SHAPESHIFTERS)
+    print_result(result)
+    out = capsys.readouterr().out
+    assert raw_controls(out) == [] and "\\x1b]0;dt\\x07" in out, out
+
+
+async def test_tui_details_and_trace_view_show_kernel_text_visibly(tmp_path: Path):
+    from tui_support import Recorder, screen_text, until
+
+    from gradrepl.history import History
+    from gradrepl.tui.app import GradReplApp
+    from gradrepl.tui.messages import DetailsLoaded, StepFinished
+    from gradrepl.tui.tensors.trace_view import TraceView
+
+    recorder = Recorder()
+    app = GradReplApp(history=History(tmp_path / "h.jsonl"))
+    async with app.run_test(size=(150, 45), message_hook=recorder) as pilot:
+        for source in (SHAPESHIFTERS, "%trace y"):
+            done = len(recorder.of(StepFinished))
+            app.submit(source)
+            await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source[:20]!r}")
+        view = app.query_one(TraceView)
+        await until(pilot, lambda: view.display, "the trace view")
+        await pilot.press("right", "right")
+        await pilot.pause()
+        traced = screen_text(app)
+        await pilot.press("escape")
+        for name in ("s", "z"):
+            loaded = len(recorder.of(DetailsLoaded))
+            app.show_details(name)
+            await until(pilot, lambda: len(recorder.of(DetailsLoaded)) > loaded, f"details of {name}")
+            await pilot.pause(0.2)
+            shown = screen_text(app)
+            assert raw_controls(shown) == [], (name, [line for line in shown.splitlines() if raw_controls(line)])
+    assert raw_controls(traced) == [] and "\\x1b]0;fn\\x07Backward" in traced, traced
+    assert "\\x1b]0;dt\\x07" in shown or "\\x1b]0;fn\\x07" in shown
+
+
+def test_stats_after_importing_ids_holding_escapes_shows_them_visibly(tmp_path: Path, gradrepl_home):
+    evil = "tracking/\x1b]0;owned\x07\x9b"
+    data = {"format": "gradrepl-progress", "schema": 1,
+            "cards": [{"question_id": evil, "lesson_id": "tracking\x1b[2J", "card": {
+                "card_id": 1, "state": 2, "step": None, "stability": 2.3, "difficulty": 5.0,
+                "due": "2026-01-05T09:10:00+00:00", "last_review": "2026-01-05T09:00:00+00:00"}}],
+            "reviews": [{"review_id": "r1", "question_id": evil, "lesson_id": "tracking\x1b[2J",
+                         "reviewed_at": "2026-01-05T09:00:00+00:00", "rating": 3, "correct": True, "hinted": False,
+                         "answer": "\x1b[5m2", "duration_ms": 1000}],
+            "lessons": []}
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(data))
+    env = {**os.environ, "GRADREPL_HOME": str(gradrepl_home)}
+    imported = subprocess.run([*GRADREPL, "stats", "--import", str(export)], capture_output=True, text=True,
+                              timeout=60, cwd=ROOT, env=env)
+    assert imported.returncode == 0, imported.stderr
+    shown = subprocess.run([*GRADREPL, "stats"], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    assert shown.returncode == 0 and raw_controls(shown.stdout) == [], shown.stdout
+    assert "tracking/\\x1b]0;owned\\x07\\x9b" in shown.stdout, shown.stdout
+    stats = json.loads(subprocess.run([*GRADREPL, "stats", "--json"], capture_output=True, text=True, timeout=60,
+                                      cwd=ROOT, env=env).stdout)
+    ids = [row["question_id"] for lesson in stats["lessons"] for row in lesson["questions"]]
+    assert "tracking/\\x1b]0;owned\\x07\\x9b" in ids and not any(raw_controls(i) for i in ids), ids

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from gradrepl.kernel.options import KernelOptions
@@ -52,14 +51,26 @@ def kernel_options(args: argparse.Namespace, *, one_shot: bool = False) -> Kerne
         if not os.path.isdir(workspace):
             raise UsageError(f"--workspace: {workspace} is not a folder")
         workspace = os.path.abspath(workspace)
+        from gradrepl.kernel.import_path import overlapping
+
+        # Code written there would be imported outside the sandbox (by the zygote, by the next gradrepl).
+        if shadowed := overlapping(workspace):
+            real = os.path.realpath(workspace)
+            relation = "holds" if os.path.commonpath([shadowed[0], real]) == real else "lies in"
+            raise UsageError(f"--workspace: {workspace} {relation} {shadowed[0]}, a folder Python imports "
+                             "gradrepl or its libraries from, so learner code could plant code there that runs "
+                             "outside the sandbox; give a folder of its own")
     return KernelOptions(memory_limit=sizes.get("memory_limit"), disk_limit=sizes.get("disk_limit"),
                          allow_network=getattr(args, "allow_network", False),
                          workspace=workspace, step_timeout=timeout, warm_later=not one_shot)
 
 
 def emit_json(obj: dict) -> None:
-    """One self-contained JSON object per line, flushed so a pipe reader sees it at once."""
-    emit_line(json.dumps(obj, ensure_ascii=False))
+    """One self-contained JSON object per line, flushed so a pipe reader sees it at once; no control
+    character in it raw (terminal_text.json_line), since a terminal may be what reads it."""
+    from gradrepl.terminal_text import json_line
+
+    emit_line(json_line(obj))
 
 
 def emit_line(text: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 from gradrepl import __version__
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
@@ -51,8 +52,25 @@ def summarize(sandbox: dict[str, dict]) -> dict:
     """The layers plus counts: how many are active, and which are missing."""
     missing = [name for name, layer in sandbox.items() if not layer["active"] and not _turned_off(layer)]
     off = [name for name, layer in sandbox.items() if _turned_off(layer)]
-    return {"sandbox": sandbox, "active": len(sandbox) - len(missing) - len(off), "total": len(sandbox),
-            "missing": missing, "off": off}
+    report = {"sandbox": sandbox, "active": len(sandbox) - len(missing) - len(off), "total": len(sandbox),
+              "missing": missing, "off": off}
+    if _namespaces_refused(sandbox):
+        report["wall"] = CONTAINER_WALL
+    return report
+
+
+# Docker's default seccomp profile (and some hardened hosts) refuse unshare: then the namespace layers
+# are missing whatever gradrepl does, and what stands around learner code is the container itself.
+CONTAINER_WALL = ("User namespaces are refused on this machine, as inside a container with Docker's default "
+                  "seccomp profile: the ipc, mounts, disk and inodes layers cannot exist here, so learner code "
+                  "may change permissions, times and extended attributes of the files it owns, and scratch has "
+                  "no cap on its total size or its number of files. The container is then the wall: give each learner a container of their own, with "
+                  "memory and CPU limits, the course mounted read-only, and nothing else of value inside.")
+
+
+def _namespaces_refused(sandbox: dict[str, dict]) -> bool:
+    mounts = sandbox.get("mounts", {})
+    return not mounts.get("active", True) and "unshare" in mounts.get("detail", "")
 
 
 def _turned_off(layer: dict) -> bool:
@@ -74,4 +92,6 @@ def render(kernel: dict, report: dict) -> str:
     lines += ["", f"{report['active']} of {report['total']} layers active{off}."]
     if report["missing"]:
         lines.append("Missing layers leave learner code less confined; the others still apply.")
+    if report.get("wall"):
+        lines += ["", textwrap.fill(report["wall"], 100)]
     return "\n".join(lines)

@@ -10,15 +10,25 @@ import time
 from gradrepl import __version__
 from gradrepl.commands.common import add_kernel_options, emit_json, emit_line, kernel_options, read_source, run_async
 from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
-from gradrepl.terminal_text import visible
+from gradrepl.terminal_text import json_line, visible
 from gradrepl.textviews import step_text
+
+
+# The kernel runs the script: a step can read the steps sent ahead of it from the kernel's input and write
+# their replies itself. The sandbox bounds what a script does to the machine, not what it says of itself.
+PROMISE = ("Exit status: 0 when no step reported an error, 1 when one did, 2 for usage errors. The script "
+           "reports on itself: its code runs in the kernel, where a step can read the steps sent after it "
+           "and answer them in the kernel's name, so the exit status and the output are only as honest as "
+           "the script. The sandbox limits what a script can do to this machine, not what it says; the exit "
+           "status is not a grade of code you do not trust.")
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "run", help="replay a script step by step, with the autograd state after each step",
         description="Run FILE one top-level statement at a time in a sandboxed kernel and report, after "
-                    "each step, its output, errors (explained) and the tensors that changed.")
+                    "each step, its output, errors (explained) and the tensors that changed.",
+        epilog=PROMISE)
     parser.add_argument("file", metavar="FILE", help="a Python script")
     parser.add_argument("--json", action="store_true", help="one JSON object per line (session, steps, summary)")
     parser.add_argument("--stop-on-error", action="store_true", help="stop at the first step that raises")
@@ -119,8 +129,8 @@ def _around(data: dict, key: str) -> tuple[str, str]:
     """The JSON of `data` (as emit_json writes it) before and after the value of `key`."""
     keys = list(data)
     at = keys.index(key)
-    head = json.dumps({name: data[name] for name in keys[:at]}, ensure_ascii=False)[1:-1]
-    tail = json.dumps({name: data[name] for name in keys[at + 1:]}, ensure_ascii=False)[1:-1]
+    head = json_line({name: data[name] for name in keys[:at]})[1:-1]
+    tail = json_line({name: data[name] for name in keys[at + 1:]})[1:-1]
     return "{" + (head + ", " if head else "") + json.dumps(key) + ": ", (", " + tail if tail else "") + "}"
 
 

@@ -12,6 +12,7 @@ import sys
 from datetime import datetime
 
 from gradrepl.commands.common import open_store
+from gradrepl.terminal_text import visible_data
 from gradrepl.tutor.progress import ProgressStore, StoreError
 from gradrepl.tutor.quiz import SpacedRepetition, due_in_words, review_stats
 
@@ -68,7 +69,7 @@ def _import(store: ProgressStore, source: str) -> int:
     from gradrepl.commands.common import read_source
 
     try:
-        data = json.loads(read_source(source))
+        data = visible_data(json.loads(read_source(source)))  # ids and answers are shown by stats and quiz
         taken = store.import_data(data)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{source}: not JSON ({exc.msg} at line {exc.lineno}); nothing was imported") from None

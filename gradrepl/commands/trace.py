@@ -40,9 +40,12 @@ async def _trace(args, steps: list[tuple[int, str]], options) -> int:
                       "the script stopped there, so there is nothing to trace", file=sys.stderr)
                 return 1
         reply = await session.trace(args.name)
-    if reply.get("error"):
-        raise UsageError(reply["error"])
-    trace = reply["trace"]
+    if reply.lost:
+        print(f"gradrepl: {reply.error}", file=sys.stderr)
+        return 1
+    if reply.error:
+        raise UsageError(reply.error)
+    trace = reply.data["trace"]
     if not args.json:
         print(trace_text(trace))
         return 0

@@ -17,16 +17,16 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from gradrepl.kernel import launch, protocol, scratch
+from gradrepl.kernel import launch, protocol, reply_schema, scratch
 from gradrepl.kernel.interrupt_target import ANY_STEP, InterruptTarget
 from gradrepl.kernel.machine import default_disk_limit, default_memory_limit
 from gradrepl.kernel.options import KernelOptions
+from gradrepl.terminal_text import visible
 
 INTERRUPT_GRACE = 2.0    # seconds a step gets to stop after SIGINT before it is killed
 OUTPUT_SETTLE = 2.0      # seconds to wait for a step's output after its reply
@@ -62,7 +62,8 @@ class OutputPipe:
     Learner code can write anything here, forged sentinels included, so the scan
     never trusts a sentinel's shape: a prefix not followed by at most
     STEP_DIGITS digits and the terminator is ordinary text. Each byte is looked
-    at a bounded number of times, so a flood costs linear time.
+    at a bounded number of times, so a flood costs linear time. A step's text is
+    made visible (terminal_text) as it is cut.
     """
 
     STEP_DIGITS = 20
@@ -120,7 +121,7 @@ class OutputPipe:
                 pos = head
 
     def _finish(self, step: int) -> None:
-        self.finished[step] = (self.current.decode("utf-8", "replace"), self.dropped)
+        self.finished[step] = (visible(self.current.decode("utf-8", "replace")), self.dropped)
         self.current.clear()
         self.dropped = 0
         self.changed.set()
@@ -147,26 +148,34 @@ class OutputPipe:
             for stale in [number for number in self.finished if number < step]:
                 del self.finished[stale]      # forged or late sentinels of earlier steps
             return text
-        text, dropped = self.current.decode("utf-8", "replace"), self.dropped
+        text, dropped = visible(self.current.decode("utf-8", "replace")), self.dropped
         self.current.clear()
         self.dropped = 0
         return text, dropped
 
 
-class ReplyChannel:
-    """The reply pipe: bounded lines, each of which must be the one reply awaited.
+# The layer the reply channel adds to the kernel's sandbox report (gradrepl doctor).
+REPLIES_LAYER = {"active": True, "detail": "every reply checked against its op's schema (types, known keys, "
+                                           "sizes) and its text made visible; one that does not fit replaces "
+                                           "the kernel"}
 
-    Learner code runs in the kernel and can write to this pipe. A line that is
-    oversize, not a protocol message, or not the awaited reply means the kernel
-    can no longer be believed: the channel ends with the reason, the kernel is
-    killed, and the request waiting on it fails with those words.
+
+class ReplyChannel:
+    """The reply pipe: bounded lines, each of which must be the one reply awaited, in its op's shape.
+
+    Learner code runs in the kernel and can write to this pipe, or rewrite the kernel's reply
+    writer. A line that is oversize, not a protocol message, not the awaited reply, or not of the
+    shape its op answers with (reply_schema.py) means the kernel can no longer be believed: the
+    channel ends with the reason, the kernel is killed, and the request waiting on it fails with
+    those words. A reply that fits is delivered with its text made visible.
     """
 
     def __init__(self, fd: int, on_broken):
         self.fd = fd
         self.on_broken = on_broken
-        # The replies awaited, oldest first: the kernel answers requests in the order they were sent.
-        self.waiting: deque[tuple[object, asyncio.Future]] = deque()
+        # The replies awaited, oldest first (id, op, future; id and op None: the ready line): the
+        # kernel answers requests in the order they were sent.
+        self.waiting: deque[tuple[object, str | None, asyncio.Future]] = deque()
         self.ended = False
         self.broken: str | None = None
         self.buffer = bytearray()
@@ -201,10 +210,17 @@ class ReplyChannel:
             return f"the kernel sent a line that is not a protocol message ({str(exc)[:120]})"
         if not self.waiting:
             return "the kernel sent a reply nobody asked for"
-        awaited, future = self.waiting[0]
+        awaited, op, future = self.waiting[0]
         kind = "ready" if awaited is None else "reply"
         if message.get("type") != kind or (awaited is not None and message.get("id") != awaited):
             return "the kernel sent a reply to a request that was not asked"
+        try:
+            message = reply_schema.check(op, message)
+        except reply_schema.Violation as violation:
+            what = "ready line is not of the shape it has" if op is None else f"reply to {op} is not of the shape {op} answers with"
+            return f"its {what}: {violation}"
+        except RecursionError:
+            return f"its reply to {op} nests too deep to be read"
         self.waiting.popleft()
         if not future.done():
             future.set_result(message)
@@ -213,33 +229,33 @@ class ReplyChannel:
     def _end(self, reason: str | None) -> None:
         self.ended = True
         if reason:
-            self.broken = (f"the kernel broke the reply protocol ({reason}; learner code may have written to "
-                           "the kernel's reply pipe), so it was stopped")
+            self.broken = visible(f"the kernel broke the reply protocol ({reason}; learner code may have written "
+                                  "to the kernel's reply pipe or rewritten its replies), so it was stopped")
             self.on_broken()
-        for _, future in self.waiting:
+        for _, _, future in self.waiting:
             if not future.done():
                 future.set_result(None)
         self.waiting.clear()
 
-    def expect(self, msg_id: object) -> asyncio.Future:
-        """A future for the reply with this id (None for the ready line), after those expected
-        before it; it resolves to None if the channel ends first."""
+    def expect(self, msg_id: object, op: str | None) -> asyncio.Future:
+        """A future for the reply with this id to `op` (both None for the ready line), after those
+        expected before it; it resolves to None if the channel ends first."""
         future = asyncio.get_running_loop().create_future()
         if self.ended:
             future.set_result(None)
         else:
-            self.waiting.append((msg_id, future))
+            self.waiting.append((msg_id, op, future))
         return future
 
-    async def await_reply(self, msg_id: object, timeout: float | None = None) -> dict | None:
+    async def await_reply(self, msg_id: object, op: str | None, timeout: float | None = None) -> dict | None:
         """The reply with this id, or None if the channel ended first. A reply given up on (timeout,
         cancel) is no longer expected: if it comes after all, the channel breaks."""
-        future = self.expect(msg_id)
+        future = self.expect(msg_id, op)
         try:
             return await asyncio.wait_for(future, timeout)
         finally:
             if not future.done() or future.cancelled():
-                self.waiting = deque(entry for entry in self.waiting if entry[1] is not future)
+                self.waiting = deque(entry for entry in self.waiting if entry[2] is not future)
 
 
 @dataclass
@@ -342,7 +358,7 @@ class Zygote:
                 line, buffer = buffer.split(b"\n", 1)
                 self._dispatch(json.loads(line))
         try:
-            error = (await asyncio.wait_for(self.stderr.read(), OUTPUT_SETTLE)).decode(errors="replace")[-4000:]
+            error = visible((await asyncio.wait_for(self.stderr.read(), OUTPUT_SETTLE)).decode(errors="replace")[-4000:])
         except asyncio.TimeoutError:
             error = ""
         dead = KernelDied(f"the kernel template process stopped{': ' + error.strip() if error.strip() else ''}")
@@ -438,7 +454,7 @@ class KernelClient:
         reply_r, reply_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        target, target_fd = InterruptTarget.create()
+        target, target_fd, page_layer = InterruptTarget.create()
         theirs = [cmd_r, reply_w, out_w, err_w, target_fd]
         try:
             if self.mode == "fork":
@@ -447,9 +463,11 @@ class KernelClient:
                 except KernelDied:
                     self.mode = "spawn"  # no warm template: fall back to a fresh interpreter
             if self.mode == "spawn":
+                # As the zygote is started (launch.py): safe path, from "/", in a session of its own.
                 process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "gradrepl.kernel.worker", *map(str, theirs), nonce,
-                    json.dumps(self.policy()), pass_fds=theirs, env=self.env(),
+                    *launch.python_command("gradrepl.kernel.worker", *map(str, theirs), nonce,
+                                           json.dumps(self.policy())),
+                    pass_fds=theirs, env=self.env(), cwd=launch.KERNEL_CWD, start_new_session=True,
                     stdin=asyncio.subprocess.DEVNULL, stdout=err_w, stderr=err_w)  # start-up errors stay off the screen
                 pid = process.pid
                 exited = asyncio.get_running_loop().create_future()
@@ -465,13 +483,15 @@ class KernelClient:
         kernel = KernelProcess(pid, nonce, commands, None, stdout, stderr, exited, target)
         kernel.replies = ReplyChannel(reply_r, kernel.kill)
         await kernel.replies.start()
-        ready = await kernel.replies.await_reply(None)
+        ready = await kernel.replies.await_reply(None, None)
         if ready is None:
             kernel.close()
             status = await _status_soon(exited)
             text, _ = await stderr.step_output(-1, 0.5)
             reason = kernel.replies.broken or describe_exit(status)
             raise KernelDied(f"the kernel failed to start: {reason}\n{text.strip()}")
+        # The frontend's own layers, beside those the kernel applied to itself (gradrepl doctor lists both).
+        ready["sandbox"].update(interrupt_page=page_layer, replies=REPLIES_LAYER)
         kernel.ready = ready
         kernel.started_ms = round((time.perf_counter() - started) * 1000, 2)
         return kernel
@@ -511,7 +531,7 @@ class KernelClient:
             reply = None
             if not kernel.replies.ended:
                 msg_id = self._write(kernel, op, fields)
-                reply = await kernel.replies.await_reply(msg_id, timeout)
+                reply = await kernel.replies.await_reply(msg_id, op, timeout)
             if reply is None:
                 raise await self.lost(kernel)
             return reply
@@ -587,11 +607,14 @@ class Pipeline:
             future.set_result(None)
             return kernel, future
         msg_id = self.client._write(kernel, op, fields)
-        return kernel, kernel.replies.expect(msg_id)
+        return kernel, kernel.replies.expect(msg_id, op)
 
 
 async def _resolve_wait(process: asyncio.subprocess.Process, future: asyncio.Future) -> None:
     await process.wait()
+    from gradrepl.kernel.sandbox import threads  # only spawned kernels get here: no zygote reaps them
+
+    threads.forget(process.pid)  # the kernel's pids cgroup, if it made one
     if not future.done():
         # asyncio gives a return code; turn it back into a wait status for describe_exit.
         code = process.returncode

@@ -24,7 +24,17 @@ class Overtime(BaseException):
 
 
 class Failed(Exception):
-    """A bounded call did not give a value; the message says why, in words."""
+    """A bounded call did not give a value; the message says why, in words.
+
+    ``why`` is the same without its subject ("took over 5 s", "raised KeyError"), and
+    ``timed_out`` / ``interrupted`` say which of the three it was.
+    """
+
+    def __init__(self, message: str, why: str, timed_out: bool = False, interrupted: bool = False) -> None:
+        super().__init__(message)
+        self.why = why
+        self.timed_out = timed_out
+        self.interrupted = interrupted
 
 
 def _on_alarm(signum, frame) -> None:
@@ -60,11 +70,11 @@ def bounded(call: Callable[[], T], seconds: float = TOUCH_SECONDS) -> T:
         with time_limit(seconds):
             return call()
     except Overtime:
-        raise Failed(f"it took longer than {seconds:g} s") from None
+        raise Failed(f"it took longer than {seconds:g} s", f"took over {seconds:g} s", timed_out=True) from None
     except KeyboardInterrupt:
-        raise Failed("it was interrupted") from None
+        raise Failed("it was interrupted", "was interrupted", interrupted=True) from None
     except BaseException as exc:  # learner code may raise anything
-        raise Failed(f"it raised {type(exc).__name__}") from None
+        raise Failed(f"it raised {type(exc).__name__}", f"raised {type(exc).__name__}") from None
 
 
 def safe_text(call: Callable[[], object], what: str, limit: int = TEXT_CAP) -> str:

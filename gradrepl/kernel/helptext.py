@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import pydoc
 
-HELP_CAP = 400_000  # characters: help(torch.Tensor) is about 300 KB
+from gradrepl.kernel.protocol import HELP_CAP
 
 
 def page(title: str, text: str) -> dict:

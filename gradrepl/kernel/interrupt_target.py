@@ -6,53 +6,118 @@ writes the step it aims at into a page both processes map (a memfd passed to the
 kernel with its pipes) before it signals, and the kernel's SIGINT handler stops
 its running step only if that is the one aimed at. 0 means whichever step runs.
 
+The kernel runs learner code, so the page is made harmless to the client before it
+is passed: sealed at one page (a shrunk page would kill the client with SIGBUS at
+its next write, a grown one would hold memory no limit counts), sealed against
+writes but through the client's own mapping where Linux can (5.1+), and passed as
+a read-only descriptor that the kernel maps and closes at once.
+
 Both sides use this module; it imports nothing heavy.
 """
 
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
 import struct
 
 ANY_STEP = 0
+PAGE = mmap.PAGESIZE
 _WORD = struct.Struct("<q")
+# No write() and no new writable mapping, for anyone; the client's mapping, made before, still writes.
+F_SEAL_FUTURE_WRITE = getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x0010)
+_SIZE_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
 
 
 class InterruptTarget:
-    """The shared word, as the client (`create`) or the kernel (`attach`) maps it."""
+    """The client's side of the shared word (`create`); `layer` says how it is protected, for doctor."""
 
     def __init__(self, page: mmap.mmap):
         self.page = page
 
     @classmethod
-    def create(cls) -> tuple["InterruptTarget | None", int]:
-        """The client's side, and the fd to pass to the kernel (close it once passed). Without
-        memfd: no target, and /dev/null to pass, so the kernel takes every SIGINT as meant for it."""
+    def create(cls) -> tuple["InterruptTarget | None", int, dict]:
+        """The client's side, the fd to pass to the kernel (close it once passed), and the
+        `interrupt_page` layer ({"active", "detail"}). When the page cannot be made safe: no target,
+        and /dev/null to pass, so the kernel takes every SIGINT as meant for it."""
         try:
-            fd = os.memfd_create("gradrepl-interrupt", os.MFD_CLOEXEC)
-            os.ftruncate(fd, mmap.PAGESIZE)
-            return cls(mmap.mmap(fd, mmap.PAGESIZE)), fd
-        except (AttributeError, OSError):
-            return None, os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-
-    @classmethod
-    def attach(cls, fd: int) -> "InterruptTarget | None":
-        """The kernel's side (closes `fd`); None if it is no page to map (/dev/null). Learner code
-        could remap it and aim elsewhere: that only makes Ctrl-C wait for the kill after the grace."""
+            fd = os.memfd_create("gradrepl-interrupt", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        except (AttributeError, OSError) as exc:
+            return None, _null(), _missing(f"no sealable memfd on this machine ({_why(exc)})")
+        page = None
         try:
-            return cls(mmap.mmap(fd, mmap.PAGESIZE, prot=mmap.PROT_READ))
-        except (OSError, ValueError):
-            return None
+            os.ftruncate(fd, PAGE)
+            page = mmap.mmap(fd, PAGE)  # before the seals: they forbid any writable mapping made later
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SIZE_SEALS)
+            try:
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, F_SEAL_FUTURE_WRITE)
+                writes = "no writes but the client's"
+            except OSError:  # Linux before 5.1: the kernel maps it read-only and keeps no descriptor
+                writes = "writable through a reopened descriptor (no F_SEAL_FUTURE_WRITE before Linux 5.1)"
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL)
+            theirs = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            if page is not None:
+                page.close()
+            return None, _null(), _missing(f"the page could not be sealed or reopened read-only ({_why(exc)})")
         finally:
             os.close(fd)
+        return cls(page), theirs, {"active": True, "detail": (
+            f"sealed at one page (no shrink, no grow; {writes}); the kernel maps it read-only and "
+            "keeps no descriptor of it")}
 
     def aim(self, step: int) -> None:
         _WORD.pack_into(self.page, 0, step)
 
-    def aimed_at(self, step: int | None) -> bool:
-        target = _WORD.unpack_from(self.page, 0)[0]
-        return target == ANY_STEP or target == step
-
     def close(self) -> None:
         self.page.close()
+
+
+class AimedWord:
+    """The kernel's side: the word mapped read-only, with no descriptor left open."""
+
+    def __init__(self, address: int):
+        import ctypes
+
+        self.word = ctypes.c_int64.from_address(address)
+
+    @classmethod
+    def attach(cls, fd: int) -> "AimedWord | None":
+        """Map the page read-only and close `fd` (nothing of it stays to shrink, grow or reopen); None
+        if it is no page (/dev/null). Learner code could still not aim elsewhere but by a write the seal
+        refuses; where Linux has no such seal, that only makes Ctrl-C wait for the kill after the grace."""
+        try:
+            address = _map_read_only(fd)
+            return cls(address) if address is not None else None
+        finally:
+            os.close(fd)
+
+    def aimed_at(self, step: int | None) -> bool:
+        target = self.word.value
+        return target == ANY_STEP or target == step
+
+
+def _map_read_only(fd: int) -> int | None:
+    """A shared read-only mapping of one page of `fd` that outlives the fd (Python's mmap keeps a dup)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+    address = libc.mmap(None, PAGE, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    if address is None or address == ctypes.c_void_p(-1).value:
+        return None
+    return address
+
+
+def _null() -> int:
+    return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def _missing(reason: str) -> dict:
+    return {"active": False, "detail": f"missing: {reason}; every SIGINT stops whichever step runs"}
+
+
+def _why(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or type(exc).__name__

@@ -16,9 +16,38 @@ from gradrepl.kernel import scratch
 from gradrepl.kernel.machine import default_disk_limit
 
 
+# What the zygote and kernels see of the frontend's environment: what Python, torch and the tutor
+# read, nothing else. Agent sockets (SSH_AUTH_SOCK), display and bus addresses, tokens and keys stay
+# out, as do the PYTHON* variables that would change how code is found or run (PYTHONSTARTUP,
+# PYTHONPYCACHEPREFIX, PYTHONINSPECT ...). HOME stays for Python to find the user's site-packages
+# at start-up; each kernel then points HOME, the XDG folders and TMPDIR at its scratch folder.
+KEPT_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "TERM", "COLUMNS", "LINES", "NO_COLOR",
+            "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONUTF8", "PYTHONIOENCODING", "LD_LIBRARY_PATH",
+            "MALLOC_ARENA_MAX", "OPENBLAS_NUM_THREADS", "GRADREPL_LESSONS"}
+KEPT_ENV_PREFIXES = ("LC_", "OMP_", "MKL_", "KMP_", "GOMP_")
+# Lists of folders: an empty or relative entry names a folder under the current one, never kept.
+FOLDER_LISTS = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH")
+FOLDER_VALUES = ("GRADREPL_LESSONS",)  # read by the kernel after it moved to scratch: made absolute
+# Python's flags for the zygote and spawned kernels. -P (safe path): neither the folder gradrepl was
+# started in nor a script's folder goes first on sys.path. Not -I: it would also drop PYTHONPATH and
+# the user's site-packages, so a `pip install --user` or a checkout run through PYTHONPATH would no
+# longer find the code the frontend found; the allow-list above already keeps every other PYTHON*
+# variable out, and import_path.py checks that no writable folder of the kernel is an import folder.
+PYTHON_FLAGS = ("-P",)
+# Their working folder, which no kernel can write (not even with --workspace: import_path refuses "/").
+KERNEL_CWD = "/"
+
+
 def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of the zygote and of spawned kernels."""
-    env = dict(os.environ)
+    """The environment of the zygote and of spawned kernels: an allow-list of the frontend's."""
+    env = {name: value for name, value in os.environ.items()
+           if name in KEPT_ENV or name.startswith(KEPT_ENV_PREFIXES)}
+    for name in FOLDER_LISTS:
+        if name in env:
+            env[name] = os.pathsep.join(entry for entry in env[name].split(os.pathsep) if os.path.isabs(entry))
+    for name in FOLDER_VALUES:
+        if env.get(name):
+            env[name] = os.path.abspath(env[name])
     env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
     # torch starts a thread pool at import unless told not to, and a process with
     # threads cannot be forked safely; each kernel sets its own count after forking.
@@ -27,11 +56,20 @@ def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def python_command(module: str, *args: str) -> list[str]:
+    """The command line that runs `module` for the kernel side (the zygote, a spawned worker)."""
+    return [sys.executable, *PYTHON_FLAGS, "-m", module, *args]
+
+
 def launch_zygote(env: dict[str, str], args: list[str]) -> tuple[subprocess.Popen, socket.socket]:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    # A session of its own: the terminal's Ctrl-C (SIGINT to its foreground process group) must not reach
+    # the zygote, only the kernel and only through the client. It still ends with the frontend: at EOF
+    # on its socket, and its kernels by their parent-death signal.
     process = subprocess.Popen(
-        [sys.executable, "-m", "gradrepl.kernel.zygote", str(theirs.fileno()), *args], pass_fds=[theirs.fileno()],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        python_command("gradrepl.kernel.zygote", str(theirs.fileno()), *args), pass_fds=[theirs.fileno()],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=KERNEL_CWD,
+        start_new_session=True)
     theirs.close()
     return process, ours
 

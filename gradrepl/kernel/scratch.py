@@ -90,4 +90,7 @@ def _janitor(folder: str, read_fd: int) -> None:
         except InterruptedError:
             continue
     shutil.rmtree(folder, ignore_errors=True)
+    from gradrepl.kernel.sandbox import threads  # loaded already: the janitor is forked from the zygote
+
+    threads.sweep_after_exit()  # the pids cgroups of its kernels, which die with it
     os._exit(0)

@@ -31,12 +31,13 @@ from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel.inspect import task_state
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
-from gradrepl.kernel.interrupt_target import InterruptTarget
+from gradrepl.kernel.interrupt_target import AimedWord
+from gradrepl.kernel.sandbox import threads as thread_bound
 from gradrepl.kernel.guard import Failed, Overtime, bounded, cap, safe_text, time_limit
 from gradrepl.kernel.symbolic import ops as symbolic
 from gradrepl.kernel.tracebacks import cell_name, chain, error_info, remember_source
 
-RESULT_CAP = 20_000   # characters of an echoed repr
+RESULT_CAP = protocol.RESULT_CAP   # characters of an echoed repr
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
 OP_SECONDS = 30.0     # a request other than a step (completion, inspect, check) that runs longer is given up on
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
@@ -202,14 +203,9 @@ class Kernel:
             if tracer:
                 outcome["trace"] = tracer.result()
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            try:
-                rows, removed = bounded(lambda: self.inspector.step(
-                    self.namespace, requires_grad_may_change=self.flags_dirty))
-            except Failed as failed:
-                rows, removed = [], []
-                outcome["notes"].append(f"The tensor panel was not updated: reading your variables failed "
-                                        f"({failed}). An object whose attributes raise or hang can cause this; "
-                                        "`del` it.")
+            # bounded reads; an object that hangs or raises is skipped from then on, said once in the notes
+            rows, removed, panel_notes = self.inspector.guarded_step(self.namespace, self.flags_dirty)
+            outcome["notes"].extend(panel_notes)
         finally:
             # Whatever happened, the step's output ends, so the client never waits for it; the sentinels
             # go out just before the reply, so the client wakes up once for all three.
@@ -256,8 +252,9 @@ class Kernel:
         try:
             value = eval(compile(message["expr"], "<inspect>", "eval"), self.namespace)
         except BaseException as exc:  # the learner's expression may raise anything
-            return {"value": {"kind": "error", "type": type(exc).__name__, "message": str(exc),
-                              "repr": f"{type(exc).__name__}: {exc}"}}
+            message = safe_text(lambda: exc, "the error message")  # str(exc) may raise, hang or be megabytes
+            return {"value": {"kind": "error", "type": type(exc).__name__, "message": message,
+                              "repr": f"{type(exc).__name__}: {message}"}}
         return {"value": describe(value)}
 
     def op_task_state(self, message: dict) -> dict:
@@ -537,13 +534,12 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
           policy: dict) -> None:
     """Become a kernel: wire the fds, harden the process, then answer requests until EOF.
     `interrupt_fd` is the client's InterruptTarget page (or /dev/null: every SIGINT counts)."""
-    target = InterruptTarget.attach(interrupt_fd)
+    target = AimedWord.attach(interrupt_fd)
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    for fd in {out_fd, err_fd, null} - {0, 1, 2}:
-        os.close(fd)
+    _close_all_but({0, 1, 2, cmd_fd, reply_fd})
     kernel = Kernel(nonce)
     sys.stdout, sys.stderr, sys.stdin = kernel.stdout, kernel.stderr, NoInput()
     faulthandler.enable(file=2, all_threads=False)
@@ -561,6 +557,12 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
         readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
     # Threads created from here on inherit the sandbox's seccomp and Landlock rules.
     torch.set_num_threads(KERNEL_THREADS)
+    # Under a thread bound the intra-op pool starts now: libgomp ends the process when it cannot make its
+    # threads, as later, when learner threads may hold every one the bound allows. Not where the memory
+    # limit leaves no room for their stacks: there, as without a bound, the pool's first use fails.
+    if layers["threads"]["active"] and KERNEL_THREADS > 1 and \
+            thread_bound.room_for_stacks(KERNEL_THREADS - 1, spare=MEMORY_RESERVE):
+        torch.ones(KERNEL_THREADS << 16).add_(1)
     commands = os.fdopen(cmd_fd, "rb", buffering=0)
     reader = io.BufferedReader(commands, 1 << 16)
     _write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
@@ -587,6 +589,21 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
         if message.get("op") == "shutdown":
             break
     os._exit(0)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    """Close every descriptor the kernel was handed or inherited but does not need: learner code can
+    reach each one it holds (through /proc/self/fd)."""
+    try:
+        held = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        held = range(os.sysconf("SC_OPEN_MAX"))
+    for fd in held:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, closed already
 
 
 def _bounded_reply(answer: dict) -> bytes:

@@ -31,6 +31,7 @@ import signal
 import socket
 import sys
 
+from gradrepl.kernel.sandbox import threads
 from gradrepl.kernel.sandbox.layers import thread_count
 
 
@@ -139,6 +140,7 @@ def _reap(sock: socket.socket) -> None:
             return
         if pid == 0:
             return
+        threads.forget(pid)  # the kernel's pids cgroup, if it made one
         _send(sock, {"event": "exit", "pid": pid, "status": status})
 
 

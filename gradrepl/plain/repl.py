@@ -25,7 +25,6 @@ from gradrepl.kernel.protocol import StepResult
 from gradrepl.plain.keys import HistorySearch, key_bindings
 from gradrepl.plain.terminal import terminal_input
 from gradrepl.session import Session
-from gradrepl.terminal_text import visible
 from gradrepl.textviews import display_text, step_text
 
 BANNER = ("gradrepl — a torch REPL that shows autograd's state after every step.\n"
@@ -57,7 +56,7 @@ def print_result(result: StepResult, width: int | None = None) -> None:
     if text:
         print(text, flush=True)
     if help_page:
-        pydoc.pager(visible(display_text(help_page)))  # a docstring is learner text too
+        pydoc.pager(display_text(help_page))  # kernel text: made visible where the client decoded it
 
 
 async def repl(session: Session, prompt: PromptSession) -> int:

@@ -25,11 +25,13 @@ async def trace(session, result: StepResult, arg: str) -> None:
     """Fill `result` (the %trace step) in place."""
     if arg in session.tensors or _ROW_NAME.fullmatch(arg):
         reply = await session.trace(arg)
-        if reply.get("error"):
-            result.error = ErrorInfo("TraceError", reply["error"])
+        if reply.lost:
+            result.error, result.kernel_event = ErrorInfo("KernelLost", reply.error), reply.error
+        elif reply.error:
+            result.error = ErrorInfo("TraceError", reply.error)
         else:
-            result.trace = {"traces": [reply["trace"]], "note": None, "preview": True}
-            result.display = fit(trace_text(reply["trace"]), session.width)
+            result.trace = {"traces": [reply.data["trace"]], "note": None, "preview": True}
+            result.display = fit(trace_text(reply.data["trace"]), session.width)
         return
     ran = await session.trace_statement(result.step, arg)
     for field in _RAN:

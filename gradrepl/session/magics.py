@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from gradrepl.kernel.protocol import ErrorInfo, StepResult
 from gradrepl.session import backward_magics
+from gradrepl.session.replies import Reply
+from gradrepl.terminal_text import visible
 from gradrepl.textviews import fit, tensor_table
 
 if TYPE_CHECKING:
@@ -48,7 +50,13 @@ class Magics:
             return StepResult(step=step, source=source, error=ErrorInfo(
                 "UsageError", f"{name} needs {self.NEEDS_ARGUMENT[name]}"))
         result = StepResult(step=step, source=source)
-        return await getattr(self, self.TABLE[name][1])(result, arg) or result
+        result = await getattr(self, self.TABLE[name][1])(result, arg) or result
+        # Kernel text is visible already; what a magic adds may quote the learner's typing (%history, a name).
+        if isinstance(result.display, str):
+            result.display = visible(result.display)
+        if result.error is not None:
+            result.error.message = visible(result.error.message)
+        return result
 
     def listing(self) -> str:
         """Every magic with its usage and what it does."""
@@ -66,7 +74,7 @@ class Magics:
         """draw NAME's autograd graph down to its leaves"""
         reply = await self.session.graph(arg)
         if reply.error:
-            result.error = ErrorInfo("NameError", reply.error)
+            result.error = _failed(result, reply, "NameError")
         else:
             result.display = fit(reply.data["text"], self.session.width)
 
@@ -74,7 +82,7 @@ class Magics:
         """compare NAME's symbolic gradient with autograd's"""
         check = await self.session.check(arg)
         if check.error:
-            result.error = ErrorInfo("CheckError", check.error)
+            result.error = _failed(result, check, "CheckError")
         else:
             result.display = fit(check.data.get("text", ""), self.session.width)
 
@@ -107,9 +115,21 @@ class Magics:
 
     async def reset(self, result: StepResult, arg: str) -> None:
         """empty the namespace in the same kernel"""
-        result.removed = await self.session.reset()
+        reply = await self.session.reset()
+        if reply.error:
+            result.error = _failed(result, reply, "KernelError")
+            return
+        result.removed = reply.data["removed"]
         result.display = "Namespace emptied (the kernel kept running)."
 
     async def help(self, result: StepResult, arg: str) -> None:
         """this list"""
         result.display = self.listing()
+
+
+def _failed(result: StepResult, reply: Reply, kind: str) -> ErrorInfo:
+    """The error of a magic whose request failed; a lost kernel is also the step's kernel event."""
+    if reply.lost:
+        result.kernel_event = reply.error
+        return ErrorInfo("KernelLost", reply.error)
+    return ErrorInfo(kind, reply.error)

@@ -26,6 +26,7 @@ completion_log = logging.getLogger("gradrepl.completion")
 
 
 REPLAY_AHEAD = 16  # steps `replay` keeps sent ahead of the oldest reply, so the kernel never waits
+LOST = "KernelLost"  # the error type of a step or an inspection no kernel answered
 
 
 @dataclass
@@ -274,7 +275,7 @@ class Session:
                  f"({self.client.kernel.started_ms:.0f} ms): the variables you defined before are lost. "
                  "Your history is kept, so you can run those lines again.")
         return StepResult(step=step, source=source, stdout=out, stderr=err, removed=removed,
-                          error=ErrorInfo(type="KernelLost", message=reason, explanation=words),
+                          error=ErrorInfo(type=LOST, message=reason, explanation=words),
                           kernel_event=words)
 
     def _apply(self, result: StepResult) -> None:
@@ -336,11 +337,12 @@ class Session:
         self._set_state(KernelState.IDLE)
         return removed
 
-    async def reset(self) -> list[str]:
-        """Empty the namespace in the same kernel; returns the names that disappeared."""
-        reply = await self._request("reset")
+    async def reset(self) -> Reply:
+        """Empty the namespace in the same kernel: data "removed", the names that disappeared (lost: a
+        fresh kernel instead, the table emptied by the restart)."""
+        reply = reply_from(await self._request("reset"))
         self.tensors.clear()
-        return reply.get("removed", [])
+        return reply
 
     async def complete(self, code: str, cursor: int | None = None) -> list[Completion]:
         """Candidates for the word at `cursor` (jedi over the live namespace); [] while a step runs.
@@ -353,6 +355,9 @@ class Session:
         # after it was sent would leave its reply to be read as the answer to the next one.
         reply = await asyncio.shield(self._request("complete", code=code,
                                                    cursor=len(code) if cursor is None else cursor))
+        if "lost" in reply:
+            completion_log.warning("completion failed at %d in %r: %s", cursor or len(code), code, reply["lost"])
+            return []
         if reply.get("error"):
             completion_log.warning("completion failed at %d in %r: %s", cursor or len(code), code, reply["error"])
             return []
@@ -367,7 +372,10 @@ class Session:
         result = StepResult(step=step, source=source)
         reply = await self._request("help", expr=expr, source=len(marks) == 2)
         error = reply.get("error")
-        if error:
+        if "lost" in reply:
+            result.error = ErrorInfo("KernelLost", reply["lost"], explanation=reply["lost"])
+            result.kernel_event = reply["lost"]
+        elif error:
             result.error = ErrorInfo(**error) if isinstance(error, dict) else ErrorInfo("KernelError", error)
         else:
             result.display = reply["display"]
@@ -377,9 +385,9 @@ class Session:
         """NAME's autograd graph: data "graph" (nodes, edges) for the TUI and "text" for %graph."""
         return reply_from(await self._request("graph", name=name))
 
-    async def trace(self, name: str) -> dict:
-        """Backward from tensor `name` previewed node by node: {"trace": {...}} or {"error": words}."""
-        return await self._request("trace", name=name)
+    async def trace(self, name: str) -> Reply:
+        """Backward from tensor `name` previewed node by node: data {"trace": {...}}, or why not in words."""
+        return reply_from(await self._request("trace", name=name))
 
     async def trace_statement(self, step: int, source: str) -> StepResult:
         """Run `source` as step `step`, recording every backward it makes (result.trace)."""
@@ -389,8 +397,12 @@ class Session:
         return await self.run_code(step, source)
 
     async def inspect(self, expr: str) -> dict:
-        """A JSON description of any value ({} when no kernel answered): what lesson keys are made of."""
-        return (await self._request("inspect", expr=expr)).get("value", {})
+        """A JSON description of any value: what lesson keys are made of. When no kernel answered, an
+        error of type KernelLost whose message says why (a fresh kernel was started)."""
+        reply = await self._request("inspect", expr=expr)
+        if "lost" in reply:
+            return {"kind": "error", "type": LOST, "message": reply["lost"], "repr": f"{LOST}: {reply['lost']}"}
+        return reply["value"]
 
     async def task_state(self, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
         """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py);
@@ -411,11 +423,13 @@ class Session:
         return reply_from(await self._request("equivalent", answer=answer, key=key), "result")
 
     async def _request(self, op: str, **fields) -> dict:
+        """The kernel's reply (checked against op's schema by the client), or {"lost": words} when no
+        kernel answered: it died or broke the protocol, and a fresh one was started."""
         try:
             return await self.client.request(op, **fields)
         except KernelDied as died:
-            await self._after_crash(self.step, f"<{op}>", died.reason)
-            return {"lost": died.reason}
+            crashed = await self._after_crash(self.step, f"<{op}>", died.reason)
+            return {"lost": crashed.kernel_event}
 
     # -- state ------------------------------------------------------------
     def _set_state(self, state: KernelState | str) -> None:

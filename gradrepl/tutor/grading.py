@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradrepl.kernel.protocol import StepResult
+from gradrepl.session.session import LOST
 from gradrepl.tutor.answers import (Value, matches, read_answer, read_key, same_name, show, tensor_value,
                                     wrong_form)
 from gradrepl.tutor import tasks
@@ -109,7 +110,7 @@ async def compute_key(question: Question, session, fresh: bool = True) -> Key:
         raw = {"kind": "error", "type": error.type, "message": error.message}
         text = f"raises {error.type}: {error.message}"
     else:
-        raw = await session.inspect(question.ask)
+        raw = await _inspected(session, question.ask, question, problems)
         text = _key_text(raw)
     value = read_key(raw)
     key = Key(question.uid, text, value=value, steps=steps, problems=problems, raw=raw)
@@ -125,7 +126,7 @@ async def compute_key(question: Question, session, fresh: bool = True) -> Key:
 
 
 async def _state_key(question: Question, session, problems: list[str]) -> Key:
-    described = await session.inspect(question.ask)
+    described = await _inspected(session, question.ask, question, problems)
     if described.get("kind") != "tensor":
         problems.append(f"{question.path}:{question.line}: predict_state {question.id!r}: "
                         f"{question.ask} is {_key_text(described)}, not a tensor")
@@ -135,15 +136,15 @@ async def _state_key(question: Question, session, problems: list[str]) -> Key:
     for name in question.fields:
         if name == "grad":
             # .grad is kept only on leaves and on tensors that called retain_grad().
-            grad = await session.inspect(f"({question.ask}).grad if ({question.ask}).is_leaf or "
-                                         f"({question.ask}).retains_grad else None")
+            grad = await _inspected(session, f"({question.ask}).grad if ({question.ask}).is_leaf or "
+                                    f"({question.ask}).retains_grad else None", question, problems)
             fields[name], texts[name] = read_key(grad), _key_text(grad)
         elif name == "grad_fn":
             fn = described.get("grad_fn")
             fields[name] = Value("none") if fn is None else Value("name", name=str(fn))
             texts[name] = "None" if fn is None else str(fn)
         elif name == "retains_grad":
-            flag = await session.inspect(f"({question.ask}).retains_grad")
+            flag = await _inspected(session, f"({question.ask}).retains_grad", question, problems)
             fields[name], texts[name] = read_key(flag), _key_text(flag)
         elif name == "shape":
             fields[name] = Value("numbers", numbers=tuple(float(n) for n in described["shape"]),
@@ -156,6 +157,15 @@ async def _state_key(question: Question, session, problems: list[str]) -> Key:
             texts[name] = str(bool(described.get(name)))
     text = ", ".join(f"{STATE_LABELS[n]}={texts[n]}" for n in question.fields)
     return Key(question.uid, text, fields=fields, field_text=texts, problems=problems, raw=described)
+
+
+async def _inspected(session, expr: str, question: Question, problems: list[str]) -> dict:
+    """session.inspect(expr); a kernel lost while answering (it died, or broke the protocol: lesson code
+    can do both) is a problem of the lesson, in the kernel's words."""
+    described = await session.inspect(expr)
+    if described.get("kind") == "error" and described.get("type") == LOST:
+        problems.append(f"{question.path}:{question.line}: {described.get('message')}")
+    return described
 
 
 def _key_text(described: dict) -> str:

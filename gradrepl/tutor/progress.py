@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from gradrepl import paths
+from gradrepl.terminal_text import visible
 from gradrepl.tutor import export_schema
 
 APPLICATION_ID = 0x67726164  # b"grad": marks the file as ours in its SQLite header
@@ -362,12 +363,18 @@ def _connect(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: transactions are explicit (see ProgressStore._write).
         connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        # The file may have been written by anything: every text read from it is made visible.
+        connection.text_factory = _visible_text
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise StoreError(f"the progress file {path} cannot be opened or created ({reason}); "
                          "check that its folder exists and can be written, or set GRADREPL_HOME") from None
     return connection
+
+
+def _visible_text(data: bytes) -> str:
+    return visible(data.decode("utf-8", "replace"))
 
 
 def _damaged(exc: Exception) -> bool:

@@ -27,6 +27,12 @@ inside itself is not followed; and a step's inspection stops after
 ``TIME_BUDGET`` seconds (``Inspector.stopped`` says where), keeping the
 previous state of what it did not reach and owing the rest to the next step.
 Inference tensors have no version counter; their version reads as -1.
+
+Learner code can run while a namespace is read (a tensor subclass's
+``__torch_function__``, a dict subclass's ``__getitem__``) and hang or raise
+past every check above. ``guarded_step`` reads through ``guard.bounded``; when
+that fails, the namespace name being read then is skipped from the next walk on,
+until it holds another object (identity or type), and the step says so once.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from operator import attrgetter, call, is_not, not_
 import torch
 from torch import nn
 
+from gradrepl.kernel.guard import Failed, bounded, cap
 from gradrepl.kernel.inspect import writes
 from gradrepl.kernel.inspect.saved import saved_bytes
 from gradrepl.kernel.inspect.summary import dims, summarize
@@ -52,6 +59,7 @@ MAX_MODULE_DEPTH = 16    # levels of submodules followed
 TIME_BUDGET = 0.5        # seconds of inspection per step before the panel stops and says so
 MAX_ALIASES = 16         # other names listed beside a row; the rest are counted
 CHECK_EVERY = 64         # containers visited (or rows built) between two looks at the clock
+SKIPS_PER_STEP = 1       # reads tried again in one step after skipping what failed (each may cost guard's 5 s)
 
 _VERSION = attrgetter("_version")
 _REQUIRES_GRAD = attrgetter("requires_grad")
@@ -61,6 +69,9 @@ _NOT_NONE = partial(is_not, None)
 _KEY_TYPES = (str, int, float, bool, type(None))  # dict keys a learner can type back
 _INDEXED_MODULES = (nn.Sequential, nn.ModuleList, nn.ParameterList)
 _KEYED_MODULES = (nn.ModuleDict, nn.ParameterDict)
+_GONE = object()  # a namespace name no longer bound
+PANEL_NOT_UPDATED = ("The tensor panel was not updated: reading your variables failed ({why}). An object "
+                     "whose attributes raise or hang can cause this; `del` it.")
 
 
 class Inspector:
@@ -85,7 +96,51 @@ class Inspector:
         self._held: dict[str, tuple[int, ...]] = {}  # row name -> ids of its tensor and its grad
         self._owner_of: dict[int, str] = {}     # id of a row's tensor or grad -> row name
         self._owed: dict[str, weakref.ref] = {}  # rows to build afresh whatever their signature
+        self._skipped: dict[str, _Skipped] = {}  # namespace names whose reading failed, left out of walks
+        self._walker: _Walker | None = None     # the walk of the step being read, to find what hung
+        self._reading: tuple | None = None      # ("group", key) or ("row", name) being read after the walk
         self.stopped: str | None = None         # why the last step's inspection stopped early
+
+    def guarded_step(self, namespace: dict, requires_grad_may_change: bool = True) -> tuple[list, list, list[str]]:
+        """step() through guard.bounded: (rows, removed, notes). What was being read when a read hung or
+        raised is skipped from then on (``_skipped``) and the rest is read again (SKIPS_PER_STEP)."""
+        notes: list[str] = []
+        for _ in range(1 + SKIPS_PER_STEP):
+            try:
+                rows, removed = bounded(lambda: self.step(namespace, requires_grad_may_change))
+                return rows, removed, notes
+            except Failed as failed:
+                self._forget_bulk_state()
+                culprit = None if failed.interrupted else self._culprit(namespace)
+                if culprit is None:
+                    notes.append(PANEL_NOT_UPDATED.format(why=failed))
+                    return [], [], notes
+                self._skipped[culprit] = _Skipped(namespace[culprit])
+                shown = cap(culprit if culprit.isidentifier() else repr(culprit), 200)
+                notes.append(cap(f"panel skips {shown}: reading it {failed.why}; it stays off the panel "
+                                 f"until {shown} holds another object", 1000))
+                requires_grad_may_change = True
+        notes.append(PANEL_NOT_UPDATED.format(why="more objects hung or raised; the next step reads on"))
+        return [], [], notes
+
+    def _forget_bulk_state(self) -> None:
+        """After a step cut short: groups may hold state read this time whose changes were never reported,
+        so the next step compares every name by its full signature (and claims names afresh)."""
+        self._groups = {}
+        self._flat = {}
+
+    def _culprit(self, namespace: dict) -> str | None:
+        """The namespace name whose reading the last step was in when it stopped, if one can be told."""
+        walker, reading, self._reading = self._walker, self._reading, None
+        if walker is None:
+            return None
+        root = walker.current
+        if root is None and reading is not None:
+            kind, what = reading
+            if kind == "row":
+                what = next((key for key, (names, _) in walker.groups.items() if what in names), None)
+            root = walker.roots.get(what)
+        return root if root is not None and root in namespace else None
 
     def step(self, namespace: dict, requires_grad_may_change: bool = True) -> tuple[list[dict], list[str]]:
         """Rows changed since the previous call (each with "changed": True) and names that disappeared.
@@ -95,12 +150,14 @@ class Inspector:
         setter, detach_): then tensors that required no grad are not re-asked.
         """
         deadline = time.perf_counter() + TIME_BUDGET
-        walker = _Walker(self._flat, deadline)
+        self._reading = None
+        walker = self._walker = _Walker(self._flat, deadline, self._skipped)
         walked = walker.walk(namespace)
         groups: dict[str, _Group] = {}
         candidates: dict[str, torch.Tensor] = {}
         swaps: list[tuple[_Group | None, _Group | None]] = []  # groups whose contents changed
         for key, (names, tensors) in walked.items():
+            self._reading = ("group", key)
             group = self._groups.get(key)
             if group is not None and group.holds(names, tensors):
                 changed_at = group.changed_indices(tensors, requires_grad_may_change)
@@ -132,14 +189,18 @@ class Inspector:
                 late = done
                 self._owed.update((n, weakref.ref(t)) for n, t in list(candidates.items())[done:] if n in self._live)
                 break
-            owed = self._owed.pop(name, None) is not None
+            self._reading = ("row", name)
+            owed = name in self._owed
             ref = self._refs.get(name)
             signature = _signature(tensor)
             if not owed and ref is not None and ref() is tensor and self._sigs[name] == signature:
                 continue
+            row = _safe_row(name, tensor, self._aliases.get(name, []))
+            # all at once: a read cut short (guard.bounded) leaves the row as it was, still owed
+            self._owed.pop(name, None)
             self._refs[name] = weakref.ref(tensor)
             self._sigs[name] = signature
-            self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
+            self._rows[name] = row
             self._remember(name, tensor)
             changed.append(self._rows[name])
         changed.extend(self._freed_graphs(changed))
@@ -170,6 +231,7 @@ class Inspector:
         for name in self._holding - fresh:
             ref = self._refs.get(name)
             tensor = None if ref is None else ref()
+            self._reading = ("row", name)
             if tensor is not None and saved_bytes(tensor) != self._rows[name]["saved_bytes"]:
                 self._rows[name] = _safe_row(name, tensor, self._aliases.get(name, []))
                 rows.append(self._rows[name])
@@ -533,6 +595,22 @@ class _Group:
         return sorted(hits)
 
 
+class _Skipped:
+    """A namespace value left out of walks: skipped while the name holds this very object of this type."""
+
+    def __init__(self, value) -> None:
+        self.type = type(value)  # type() and weakref run no learner code; value.__class__ could
+        try:
+            self.ref, self.id = weakref.ref(value), None
+        except TypeError:
+            self.ref, self.id = None, id(value)
+
+    def holds(self, value) -> bool:
+        if type(value) is not self.type:
+            return False
+        return self.ref() is value if self.ref is not None else id(value) == self.id
+
+
 class _FlatCache:
     """Names of a container holding only tensors, valid while it holds the same objects."""
 
@@ -561,8 +639,12 @@ class _FlatCache:
 class _Walker:
     """One walk of a namespace into ordered groups {key: (names, tensors)}."""
 
-    def __init__(self, flat: dict[str, _FlatCache], deadline: float = float("inf")) -> None:
+    def __init__(self, flat: dict[str, _FlatCache], deadline: float = float("inf"),
+                 skipped: dict[str, _Skipped] | None = None) -> None:
         self.flat = flat
+        self.skipped = {} if skipped is None else skipped  # pruned here: names gone or holding another object
+        self.current: str | None = None  # the namespace name being walked (what hung, if the walk does)
+        self.roots: dict[str, str] = {}  # group key -> the namespace name it lies under (not for plain runs)
         self.seen_flat: set[str] = set()
         self.groups: dict[str, tuple[list, list]] = {}
         self.run: tuple[list, list] | None = None  # consecutive top-level tensors
@@ -577,19 +659,30 @@ class _Walker:
         return sum(len(names) for names, _ in self.groups.values())
 
     def walk(self, namespace: dict) -> dict[str, tuple[list, list]]:
+        skipped = self.skipped
+        for name in [name for name, skip in skipped.items() if not skip.holds(namespace.get(name, _GONE))]:
+            del skipped[name]  # gone, or holding another object: read again
         try:
             for name, value in list(namespace.items()):
-                if name.startswith("_") or name in SKIP_NAMES:
+                if name.startswith("_") or name in SKIP_NAMES or (skipped and name in skipped):
                     continue
+                self.current = name
                 if isinstance(value, torch.Tensor):
-                    if self.run is None:
-                        self.run = self.groups.setdefault("\0" + name, ([], []))
-                    self.run[0].append(name)
-                    self.run[1].append(value)
+                    if type(value) is torch.Tensor or type(value) is nn.Parameter:
+                        if self.run is None:
+                            self.run = self.groups.setdefault("\0" + name, ([], []))
+                        self.run[0].append(name)
+                        self.run[1].append(value)
+                    else:  # a subclass may run learner code when read: a group of its own tells it apart
+                        self.run = None
+                        self.groups["\0" + name] = ([name], [value])
+                        self.roots["\0" + name] = name
                 elif isinstance(value, (list, tuple, dict, nn.Module)):
                     self.run = None
                     self.visit(value, name, 0)
+            self.current = None
         except _OutOfTime as stop:
+            self.current = None
             self.stopped_at = stop.path
             for key in self.open:
                 self.groups.pop(key, None)
@@ -604,6 +697,7 @@ class _Walker:
             raise _OutOfTime(path)
         if isinstance(value, nn.Module):
             names, tensors = self.groups.setdefault(path, ([], []))
+            self.roots[path] = self.current
             self.open.append(path)
             self.module(value, path, names, tensors, 0)
             self.open.pop()
@@ -620,6 +714,7 @@ class _Walker:
     def container(self, path: str, keys: list | None, items: list, depth: int) -> None:
         """Elements of a list/tuple (keys None) or dict; all-tensor ones are cached by identity."""
         cached = self.flat.get(path)
+        self.roots[path] = self.current
         if cached is not None and cached.matches(keys, items):
             self.seen_flat.add(path)
             self.groups[path] = (cached.names, items)

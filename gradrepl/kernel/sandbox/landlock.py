@@ -75,8 +75,9 @@ def restrict(writable: list[str], readable: list[str], deny_network: bool) -> Ou
     """Confine this thread: reads only under ``readable`` and ``writable``, writes only under
     ``writable`` and a few devices. Paths that do not exist are left out.
 
-    With ``deny_network`` (and ABI >= 4/6), TCP bind/connect and abstract UNIX sockets
-    are refused too. Signals to processes outside the sandbox are always refused (ABI >= 6).
+    With ``deny_network`` (and ABI >= 4), TCP bind/connect are refused too. Signals and
+    abstract UNIX sockets leaving the sandbox are always refused (ABI >= 6): --allow-network
+    opens the internet, not the host's abstract sockets.
     Requires no_new_privs. Raises OSError with the reason on failure.
     """
     abi = abi_version()
@@ -90,7 +91,7 @@ def restrict(writable: list[str], readable: list[str], deny_network: bool) -> Ou
             attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
     if abi >= 6:
         size = 24
-        attr.scoped = _SCOPE_SIGNAL | (_SCOPE_ABSTRACT_UNIX_SOCKET if deny_network else 0)
+        attr.scoped = _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET
     ruleset = libc.syscall(ctypes.c_long(_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
                            ctypes.c_uint32(0))
     if ruleset < 0:
@@ -114,7 +115,7 @@ def restrict(writable: list[str], readable: list[str], deny_network: bool) -> Ou
             raise OSError(code, f"landlock_restrict_self: {os.strerror(code)}")
     finally:
         os.close(ruleset)
-    return Outcome(abi, tuple(granted), deny_network and abi >= 4, abi >= 6, deny_network and abi >= 6)
+    return Outcome(abi, tuple(granted), deny_network and abi >= 4, abi >= 6, abi >= 6)
 
 
 def _allow(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:

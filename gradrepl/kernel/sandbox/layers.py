@@ -22,8 +22,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
+from gradrepl.kernel import import_path
 from gradrepl.kernel.machine import default_disk_limit, default_memory_limit  # noqa: F401 (the sandbox's API)
-from gradrepl.kernel.sandbox import landlock, mounts, seccomp
+from gradrepl.kernel.sandbox import capabilities, landlock, mounts, seccomp
+from gradrepl.kernel.sandbox import threads as thread_bound  # ("threads" is a count in apply)
 
 _PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 2, 38
 _M_ARENA_MAX = -8
@@ -61,7 +63,8 @@ def own_scratch(folder: str, size: int) -> dict:
         mounts.unshare(mounts.CLONE_NEWNS)
         return {"active": True, "detail": mounts.private_scratch(folder, size)}
     except OSError as exc:
-        return {"active": False, "detail": _reason(exc) + "; scratch is an ordinary folder without a total cap"}
+        return {"active": False, "detail": _reason(exc) + "; scratch is an ordinary folder without a total cap "
+                                                          "or a cap on its number of files"}
 
 
 def readable_folders(policy: Policy) -> list[str]:
@@ -91,8 +94,9 @@ def apply(policy: Policy) -> dict[str, dict]:
     """Apply every layer this machine supports; returns {layer: {"active", "detail"}}.
 
     Order matters: namespaces before no_new_privs/Landlock/seccomp, limits before the
-    syscall filter (which forbids raising them), RLIMIT_AS last but one so it measures
-    the process as it will be when learner code starts.
+    syscall filter (which forbids raising them), RLIMIT_AS late so it measures the process
+    as it will be when learner code starts, every capability dropped once nothing needs one,
+    the filter last.
     """
     report: dict[str, dict] = {}
 
@@ -106,12 +110,15 @@ def apply(policy: Policy) -> dict[str, dict]:
     threads = thread_count()
     layer("process_group", _new_session)
     layer("oom_score", _oom_first)
+    finish_threads = thread_bound.start()  # its cgroup first: the host's mounts turn read-only in the namespace
     netns = _namespaces(policy, report)
     report["disk"] = policy.disk or {"active": False, "detail": "missing: scratch was not given a tmpfs of "
                                                                 "its own, so its total size is not capped"}
+    report["inodes"] = _inode_cap(policy.scratch_dir, report["disk"]["active"])
     layer("parent_death", _parent_death_signal)
     layer("scratch", lambda: _enter_scratch(policy.scratch_dir))
     layer("limits", lambda: _file_limits(policy.memory_limit))
+    report["threads"] = finish_threads()
     nnp = layer("no_new_privs", _no_new_privs)
     if nnp:
         report["files"], report["signals"] = _landlock(policy, threads)
@@ -119,7 +126,9 @@ def apply(policy: Policy) -> dict[str, dict]:
         report["files"] = {"active": False, "detail": "needs no_new_privs"}
         report["signals"] = {"active": False, "detail": "needs no_new_privs"}
     layer("memory", lambda: _address_space(policy.memory_limit))
-    sockets = "all" if policy.allow_network else "no-unix" if netns else "none"
+    layer("capabilities", lambda: _drop_capabilities(threads))
+    # Internet sockets where a namespace empties the network or the learner allowed it; never UNIX ones.
+    sockets = "inet" if policy.allow_network or netns else "none"
     if nnp:
         filtered = layer("syscalls", lambda: seccomp.install(sockets))
     else:
@@ -127,6 +136,12 @@ def apply(policy: Policy) -> dict[str, dict]:
         report["syscalls"] = {"active": False, "detail": "needs no_new_privs"}
     if not policy.allow_network:
         report["network"] = _network_report(report["network"], netns, filtered)
+    if report["ipc"]["active"]:
+        report["ipc"]["detail"] += ("; no SysV segment, semaphore or queue can be made (syscall filter), so "
+                                    "none outgrows the memory limit" if filtered else
+                                    "; missing: SysV shared memory is not capped without the syscall filter")
+    layer("import_path", lambda: import_path.confined([policy.scratch_dir] + _existing(policy.workspace),
+                                                      landlocked=report["files"]["active"]))
     _applied.update(policy=policy, report=report)
     return report
 
@@ -155,8 +170,18 @@ def explain(exc: BaseException) -> str | None:
                 "can be written, and no permissions, owners, times or extended attributes changed. "
                 "Relative paths like 'model.pt' work.")
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC and report["disk"]["active"]:
+        files = _files_if_all_used(policy.scratch_dir)
+        if files is not None:
+            return (f"The scratch folder {policy.scratch_dir} holds at most {files:,} files and folders in all "
+                    f"(one per {mounts.BYTES_PER_INODE >> 10} KiB of --disk-limit), and every one is used. "
+                    "Delete files you no longer need (os.remove, shutil.rmtree) or start gradrepl with a larger "
+                    "--disk-limit.")
         return (f"The scratch folder {policy.scratch_dir} is full: it holds at most its --disk-limit in total. "
                 "Delete files you no longer need (os.remove) or start gradrepl with a larger --disk-limit.")
+    if type(exc) is RuntimeError and "can't start new thread" in str(exc) and report["threads"]["active"] \
+            and thread_count() >= thread_bound.THREAD_LIMIT - 1:
+        return (f"The kernel runs at most {thread_bound.THREAD_LIMIT} threads at once, and no other could start. "
+                "Let threads you no longer need finish (thread.join()), or start fewer.")
     if not isinstance(exc, PermissionError):
         return None
     if exc.filename and report["files"]["active"]:
@@ -177,8 +202,31 @@ def explain(exc: BaseException) -> str | None:
                 "(start gradrepl with --allow-network to allow it).")
     if report["syscalls"]["active"] and exc.errno == errno.EPERM and not exc.filename:
         return ("The sandbox refused this operation: learner code cannot start programs, signal other "
-                "processes, or change the kernel's limits.")
+                "processes, change the kernel's limits, watch files (inotify, fanotify), make SysV shared "
+                "memory, or open UNIX sockets (only internet ones, with --allow-network).")
     return None
+
+
+def _inode_cap(scratch_dir: str, own_tmpfs: bool) -> dict:
+    """The "inodes" layer: scratch's own tmpfs also caps its number of files (mounts.scratch_inodes)."""
+    if not own_tmpfs:
+        return {"active": False, "detail": "missing: scratch is no tmpfs of its own, so the number of files in "
+                                           "it is not capped (each costs kernel memory no size limit counts)"}
+    try:
+        files = os.statvfs(scratch_dir).f_files
+    except OSError as exc:
+        return {"active": False, "detail": _reason(exc)}
+    return {"active": True, "detail": f"scratch holds at most {files:,} files and folders in all: each costs "
+                                      "kernel memory no size limit counts"}
+
+
+def _files_if_all_used(scratch_dir: str) -> int | None:
+    """Scratch's cap on files when no file is left (an ENOSPC from inodes, not bytes), else None."""
+    try:
+        state = os.statvfs(scratch_dir)
+    except OSError:
+        return None
+    return state.f_files if state.f_files and not state.f_ffree else None
 
 
 def _beneath(path: str, folders: list) -> bool:
@@ -334,6 +382,13 @@ def _status_bytes(field: str) -> int:
             if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     raise OSError(errno.ENOENT, f"no {field} in /proc/self/status")
+
+
+def _drop_capabilities(threads: int) -> str:
+    detail = capabilities.drop_all()
+    if threads > 1:
+        detail += f"; {threads - 1} thread(s) started before the sandbox keep theirs"
+    return detail
 
 
 def _no_new_privs() -> str:

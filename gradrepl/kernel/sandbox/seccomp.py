@@ -1,9 +1,13 @@
-"""A seccomp deny-list for the kernel process, as a hand-built BPF program (ctypes only).
+"""A seccomp filter for the kernel process, as a hand-built BPF program (ctypes only).
 
-Every denied call fails with EPERM, so learner code sees a PermissionError and the
-kernel lives on. Threads stay allowed (torch's pools): ``clone`` passes only with
-CLONE_THREAD, and ``clone3`` (whose flags hide behind a pointer) answers ENOSYS so
-the C library falls back to ``clone``.
+A deny-list over the calls the filter knows, and a default-deny above them: any number
+past the newest call reviewed here (``_Arch.newest``) answers ENOSYS, as on an older Linux,
+so a call added to Linux later (open_tree_attr passed that way once) is refused until it
+is reviewed, and the C library and Python fall back as they do on older kernels (EPERM
+would read as a real refusal and break that fallback). Every named denial fails with
+EPERM, so learner code sees a PermissionError and the kernel lives on. Threads stay
+allowed (torch's pools): ``clone`` passes only with CLONE_THREAD, and ``clone3`` (whose
+flags hide behind a pointer) answers ENOSYS so the C library falls back to ``clone``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ _NR_OFFSET = 0
 # Classic BPF opcodes.
 _LD_ABS = 0x20     # BPF_LD | BPF_W | BPF_ABS
 _JEQ = 0x15        # BPF_JMP | BPF_JEQ | BPF_K
-_JGE = 0x35        # BPF_JMP | BPF_JGE | BPF_K
+_JGE = 0x35        # BPF_JMP | BPF_JGE | BPF_K (unsigned)
 _JSET = 0x45       # BPF_JMP | BPF_JSET | BPF_K
 _AND = 0x54        # BPF_ALU | BPF_AND | BPF_K
 _RET = 0x06        # BPF_RET | BPF_K
@@ -36,12 +40,15 @@ _CLONE_THREAD = 0x00010000
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a thread must not take new namespaces.
 _CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 _AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
-# Socket types learner code may create: stream, datagram, seqpacket (no raw, no packet).
-_SOCKET_TYPES = (1, 2, 5)
+# Socket types: socket() makes internet stream and datagram sockets only (no raw, no SCTP);
+# a UNIX socketpair may also be a seqpacket one.
+_INET_TYPES = (1, 2)
+_PAIR_TYPES = (1, 2, 5)
 _SOCKET_TYPE_MASK = 0xF        # SOCK_NONBLOCK and SOCK_CLOEXEC live above it
 _PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
-# What socket() may create: everything, everything but UNIX sockets, or nothing.
-SOCKETS = ("all", "no-unix", "none")
+# What socket() may create: AF_INET/AF_INET6 only ("inet", also with --allow-network: a UNIX
+# socket reaches the host's tmux server or SSH agent by path or abstract name), or nothing.
+SOCKETS = ("inet", "none")
 _X32_SYSCALL_BIT = 0x40000000
 
 
@@ -50,9 +57,13 @@ class _Arch:
     audit: int                 # AUDIT_ARCH_* value seen in seccomp_data.arch
     seccomp: int               # number of the seccomp syscall itself
     numbers: dict[str, int]    # syscall name -> number
+    newest: int                # the newest call reviewed for this table: every number above it is refused
 
 
-# From the kernel's unistd_64.h (x86_64) and asm-generic/unistd.h (aarch64).
+# From the kernel's unistd_64.h (x86_64) and asm-generic/unistd.h (aarch64). Both tables were
+# reviewed up to open_tree_attr (467, Linux 6.15); file_getattr/file_setattr (468, 469) and later
+# calls answer ENOSYS until someone reviews them and raises NEWEST.
+NEWEST = 467
 _X86_64 = _Arch(0xC000003E, 317, {
     "socket": 41, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62,
     "ptrace": 101, "rt_sigqueueinfo": 129, "personality": 135, "pivot_root": 155,
@@ -72,7 +83,9 @@ _X86_64 = _Arch(0xC000003E, 317, {
     "mount_setattr": 442, "socketpair": 53, "setpriority": 141, "sched_setparam": 142,
     "sched_setscheduler": 144, "sched_setaffinity": 203, "ioprio_set": 251, "migrate_pages": 256,
     "move_pages": 279, "sched_setattr": 314, "memfd_create": 319, "memfd_secret": 447,
-})
+    "open_tree_attr": 467, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
+    "fanotify_init": 300, "fanotify_mark": 301, "shmget": 29, "shmat": 30, "semget": 64, "msgget": 68,
+}, NEWEST)
 _AARCH64 = _Arch(0xC00000B7, 277, {
     "socket": 198, "clone": 220, "execve": 221, "kill": 129, "ptrace": 117,
     "rt_sigqueueinfo": 138, "personality": 92, "pivot_root": 41, "prctl": 167,
@@ -91,13 +104,15 @@ _AARCH64 = _Arch(0xC00000B7, 277, {
     "mount_setattr": 442, "socketpair": 199, "setpriority": 140, "sched_setparam": 118,
     "sched_setscheduler": 119, "sched_setaffinity": 122, "ioprio_set": 30, "migrate_pages": 238,
     "move_pages": 239, "sched_setattr": 274, "memfd_create": 279, "memfd_secret": 447,
-})
+    "open_tree_attr": 467, "inotify_init1": 26, "inotify_add_watch": 27,
+    "fanotify_init": 262, "fanotify_mark": 263, "shmget": 194, "shmat": 196, "semget": 190, "msgget": 186,
+}, NEWEST)
 _ARCHES = {"x86_64": _X86_64, "amd64": _X86_64, "aarch64": _AARCH64, "arm64": _AARCH64}
 
 # Denied outright: new programs, other processes' memory, the machine's state.
 _DENIED = (
     "fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
-    "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
+    "mount", "umount2", "pivot_root", "chroot", "open_tree", "open_tree_attr", "move_mount", "fsopen",
     "fsconfig", "fsmount", "fspick", "mount_setattr", "unshare", "setns", "bpf",
     "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
@@ -107,6 +122,12 @@ _DENIED = (
     "open_by_handle_at", "pidfd_open", "pidfd_getfd", "setrlimit", "tkill",
     # memfd pages are counted by no limit; moving pages reaches other processes' memory.
     "memfd_create", "memfd_secret", "migrate_pages", "move_pages",
+    # Watches report names and activity in folders Landlock hides, and keystroke timing on a terminal.
+    "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
+    # SysV segments outlive their mappings and no limit counts them (RLIMIT_AS only while attached):
+    # denied rather than capped, since the namespace's shmmax/shmall sysctls are writable only by its
+    # root, which an ordinary user's kernel does not map. No 64-bit ABI here has the ipc() multiplexer.
+    "shmget", "shmat", "semget", "msgget",
 )
 # Scheduling and I/O priority calls: (syscall, ((argument, allowed values but the pid), ...)).
 # The pid argument may only name the kernel itself (0 or its own pid).
@@ -180,7 +201,7 @@ def _errno(code: int) -> int:
 
 
 def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
-    """The filter: a deny-list over ``arch``; ``sockets`` is one of SOCKETS."""
+    """The filter: a deny-list over ``arch``, default-deny above its newest call; ``sockets`` is one of SOCKETS."""
     if sockets not in SOCKETS:
         raise ValueError(f"sockets must be one of {SOCKETS}, not {sockets!r}")
     prog = _Program()
@@ -192,6 +213,8 @@ def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
     if arch is _X86_64:
         prog.emit(_JGE, _X32_SYSCALL_BIT, 0, 1)
         prog.ret(eperm)                               # the x32 ABI reuses numbers with a high bit
+    prog.emit(_JGE, arch.newest + 1, 0, 1)
+    prog.ret(_errno(errno.ENOSYS))                    # newer than this table: unknown, so refused
     for name in _DENIED:
         if name in arch.numbers:
             nxt = prog.label()
@@ -202,18 +225,17 @@ def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
     _nonzero_arg_denied(prog, arch.numbers["prlimit64"], 2)         # reading limits is fine
     _arg_equal_denied(prog, arch.numbers["prctl"], 0, _PR_SET_PDEATHSIG)
     # A connected pair reaches nothing outside (asyncio's event loop makes one): UNIX pairs only.
-    _socket_kinds(prog, arch.numbers["socketpair"], (_AF_UNIX,))
+    _socket_kinds(prog, arch.numbers["socketpair"], (_AF_UNIX,), _PAIR_TYPES)
     if sockets == "none":
         nxt = prog.label()
         prog.emit(_JEQ, arch.numbers["socket"], 0, nxt)
         prog.ret(eperm)
         prog.mark(nxt)
     else:
-        # Only internet (and, unless a network namespace stands in for it, UNIX) sockets of
-        # ordinary types: no netlink, packet, vsock or raw sockets. A network namespace does
-        # not cover UNIX sockets bound in the filesystem.
-        domains = (_AF_INET, _AF_INET6) + ((_AF_UNIX,) if sockets == "all" else ())
-        _socket_kinds(prog, arch.numbers["socket"], domains)
+        # Internet stream and datagram sockets only: no UNIX socket (a network namespace does not
+        # cover those bound in the filesystem, and --allow-network means the internet, not the
+        # host's tmux server), no netlink, packet, vsock or raw sockets.
+        _socket_kinds(prog, arch.numbers["socket"], (_AF_INET, _AF_INET6), _INET_TYPES)
     for name, fixed, pid_arg in _SELF_ONLY:
         _self_only(prog, arch.numbers[name], fixed, pid_arg, own_pid)
     # Signals only to itself: the kernel must not reach the frontend or other processes.
@@ -267,7 +289,7 @@ def _arg_equal_denied(prog: _Program, nr: int, index: int, value: int) -> None:
     prog.mark(nxt)
 
 
-def _socket_kinds(prog: _Program, nr: int, domains: tuple[int, ...]) -> None:
+def _socket_kinds(prog: _Program, nr: int, domains: tuple[int, ...], kinds: tuple[int, ...]) -> None:
     nxt, deny, domain_ok = prog.label(), prog.label(), prog.label()
     prog.emit(_JEQ, nr, 0, nxt)
     prog.load(_arg_low(0))
@@ -275,7 +297,7 @@ def _socket_kinds(prog: _Program, nr: int, domains: tuple[int, ...]) -> None:
     prog.mark(domain_ok)
     prog.load(_arg_low(1))
     prog.emit(_AND, _SOCKET_TYPE_MASK)
-    for kind in _SOCKET_TYPES:
+    for kind in kinds:
         prog.emit(_JEQ, kind, 0, 1)
         prog.ret(_RET_ALLOW)
     prog.mark(deny)
@@ -342,7 +364,10 @@ def install(sockets: str) -> str:
     if rc != 0:
         code = ctypes.get_errno() if rc < 0 else errno.EBUSY
         raise OSError(code, f"seccomp filter refused: {os.strerror(code)}")
-    denied = {"all": "", "no-unix": ", UNIX sockets", "none": ", every new socket"}[sockets]
-    return (f"{len(filters)}-instruction BPF deny-list: exec, fork (threads allowed), ptrace, "
-            f"mount, namespaces (threads too), bpf, io_uring, memfd, raising limits, signals and "
-            f"scheduling of other processes, netlink/packet/vsock/raw sockets{denied}")
+    sockets_words = {"inet": "sockets other than AF_INET/AF_INET6 stream or datagram (no UNIX socket "
+                              "by path or abstract name; UNIX socketpairs only)",
+                     "none": "every new socket (UNIX socketpairs only)"}[sockets]
+    return (f"{len(filters)}-instruction BPF filter: calls newer than {arch.newest} answer ENOSYS; denied: "
+            f"exec, fork (threads allowed), ptrace, mount API (open_tree_attr too), namespaces (threads "
+            f"too), bpf, io_uring, memfd, inotify and fanotify, SysV IPC (shmget, shmat, semget, msgget), "
+            f"raising limits, signals and scheduling of other processes, {sockets_words}")

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from gradrepl.kernel.protocol import ErrorInfo, StepResult
-from gradrepl.terminal_text import visible, visible_step
+from gradrepl.terminal_text import visible
 from gradrepl.textviews import display_text
 from gradrepl.tui.console.help_view import is_help
 from gradrepl.tui.console.traceback_view import error_view
@@ -64,7 +64,7 @@ class ConsoleLog(RichLog):
         """Echo a step's source with Python highlighting, prompts in the margin."""
         from rich.syntax import Syntax  # pygments, at the first step rather than before the first frame
 
-        source = visible(source)  # lesson cells are lesson-controlled text
+        source = visible(source)  # typed (or pasted) by the learner
         lines = source.splitlines() or [""]
         prompts = Text("\n".join([PROMPT] + [CONTINUATION] * (len(lines) - 1)), style="bold green")
         code = Syntax(source, "python", theme="ansi_dark", background_color="default", word_wrap=True)
@@ -72,8 +72,8 @@ class ConsoleLog(RichLog):
         self._emit(table)
 
     def write_result(self, result: StepResult) -> None:
-        """Everything a step produced except its source, in reading order."""
-        result = visible_step(result)
+        """Everything a step produced except its source, in reading order (its text visible already:
+        kernel text is made so where the client decodes it)."""
         if result.stdout:
             self._emit(Text(result.stdout.rstrip("\n")))
         if result.stderr:

@@ -9,7 +9,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gradrepl.terminal_text import visible
 
 
 def is_help(display: object) -> bool:
@@ -45,10 +44,10 @@ class HelpView(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            # The page is kernel text: control characters shown, never sent to the terminal.
-            yield Static(Text(visible(self.page_title)), id="help-title")
+            # The page is kernel text, made visible where the client decoded it; Text, never markup.
+            yield Static(Text(self.page_title), id="help-title")
             with VerticalScroll(id="help-page"):
-                yield Static(Text(visible(self.page_text.rstrip("\n"))), id="help-text")
+                yield Static(Text(self.page_text.rstrip("\n")), id="help-text")
             yield Static("↑↓ PgUp PgDn Home End scroll · Esc or q closes", id="help-keys")
 
     def action_close(self) -> None:

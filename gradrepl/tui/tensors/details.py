@@ -9,7 +9,6 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from gradrepl.terminal_text import visible
 from gradrepl.kernel.sizes import format_bytes
 from gradrepl.textviews import shape_text
 from gradrepl.tui.tensors.cells import summary
@@ -71,9 +70,9 @@ def values_text(row: dict[str, Any]) -> Text:
     text = Text()
     if row.get("aliases"):
         text.append("also named  ", style="bold")
-        text.append(visible(", ".join(map(str, row["aliases"]))) + "\n")
+        text.append(", ".join(map(str, row["aliases"])) + "\n")
     if row.get("inspect_error"):
-        text.append(visible(str(row["inspect_error"])) + "\n", style="red")
+        text.append(str(row["inspect_error"]) + "\n", style="red")
     text.append("value  ", style="bold")
     text.append(summary(row.get("value"), width=None) if row else "?")
     text.append("\n.grad  ", style="bold")

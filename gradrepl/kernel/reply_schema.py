@@ -1,0 +1,406 @@
+"""What each reply may hold: one schema per op, checked where the client decodes a reply.
+
+Learner code runs in the kernel and can rewrite the worker's own reply writer, so a reply
+with the right id can still have any shape (`duration_ms: "soon"`, `notes: 7`, an error with
+keys no ErrorInfo has). `check(op, message)` holds a decoded reply against the schema of the op
+it answers: types, known keys, sizes. A reply that does not fit raises `Violation`, which the
+reply channel treats as a broken protocol (the kernel is killed and replaced, the learner told).
+
+Every string of a reply that fits comes back made visible (terminal_text.visible), carets moved
+with the lines they point into: text from the kernel is made safe for a terminal once, here, so
+no view has to remember it.
+
+The shapes are those the kernel's op_* handlers (kernel/worker.py) send; the sizes are the
+kernel's own caps (a few repeated here: this module must not import what imports torch), with
+room for the words a cap appends.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from gradrepl.kernel.protocol import HELP_CAP, REPLY_CAP, RESULT_CAP, TEXT_CAP
+from gradrepl.terminal_text import moved_column, visible
+
+Spec = Callable[[Any, tuple], Any]  # (value, where) -> the value checked, its text visible
+
+# String sizes, in characters.
+SHORT = 64 << 10             # names, dtypes, kinds, statuses, titles
+WORDS = 4 * TEXT_CAP         # messages, notes, tracebacks: capped at TEXT_CAP bytes, plus the words around
+LONG = REPLY_CAP             # source lines, help pages, formulas: bounded by the reply line itself
+MANY = 1 << 20               # a list with no cap of its own in the kernel
+# The kernel's own list caps (kept equal by tests/test_reply_schema.py).
+MAX_ALIASES = 16 + 1         # inspect/snapshot.py MAX_ALIASES, and the "(+N more)" entry
+SMALL_VALUES = 64            # inspect/summary.py SMALL: values shown in full
+MAX_GRAPH_NODES = 200        # inspect/graph.py MAX_NODES
+MAX_TRACE_NODES = 500        # inspect/trace.py MAX_NODES
+MAX_PASSES = 3               # inspect/trace.py MAX_PASSES
+MAX_CAUSES = 8               # tracebacks.py MAX_CAUSES
+COMPLETION_LIMIT = 200       # worker.py COMPLETION_LIMIT
+MAX_DIMS = 1024
+
+
+class Violation(ValueError):
+    """A reply that does not fit its op's schema; the message says where, in words."""
+
+    def __init__(self, where: tuple, what: str):
+        self.where, self.what = where, what
+        super().__init__(f"{_path(where) or 'the reply'} {what}")
+
+
+def _path(where: tuple) -> str:
+    parts = []
+    while where:
+        where, key = where
+        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+    return "".join(reversed(parts)).lstrip(".")
+
+
+def _kind(value: Any) -> str:
+    return {str: "text", bool: "true/false", int: "a whole number", float: "a number", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+# -- building blocks ------------------------------------------------------------------------
+
+def text(limit: int = WORDS) -> Spec:
+    def check(value, where):
+        if type(value) is not str:
+            raise Violation(where, f"is {_kind(value)}, not text")
+        if len(value) > limit:
+            raise Violation(where, f"is {len(value):,} characters long, more than {limit:,}")
+        return visible(value)
+    return check
+
+
+def raw_text(limit: int) -> Spec:
+    """Text checked but left as it is: a line whose carets move when it is made visible."""
+    def check(value, where):
+        if type(value) is not str:
+            raise Violation(where, f"is {_kind(value)}, not text")
+        if len(value) > limit:
+            raise Violation(where, f"is {len(value):,} characters long, more than {limit:,}")
+        return value
+    return check
+
+
+def integer(value, where):
+    if type(value) is not int:
+        raise Violation(where, f"is {_kind(value)}, not a whole number")
+    return value
+
+
+def count(value, where):
+    if type(value) is not int or value < 0:
+        raise Violation(where, f"is {_kind(value) if type(value) is not int else 'negative'}, not a count")
+    return value
+
+
+def number(value, where):
+    if type(value) is not int and type(value) is not float:
+        raise Violation(where, f"is {_kind(value)}, not a number")
+    return value
+
+
+def boolean(value, where):
+    if type(value) is not bool:
+        raise Violation(where, f"is {_kind(value)}, not true/false")
+    return value
+
+
+def literal(*allowed) -> Spec:
+    def check(value, where):
+        if not any(type(value) is type(one) and value == one for one in allowed):  # True is not 1 here
+            raise Violation(where, f"is not {' or '.join(map(repr, allowed))}")
+        return value
+    return check
+
+
+def maybe(spec: Spec) -> Spec:
+    def check(value, where):
+        return None if value is None else spec(value, where)
+    return check
+
+
+def items(spec: Spec, limit: int = MANY) -> Spec:
+    def check(value, where):
+        if type(value) is not list:
+            raise Violation(where, f"is {_kind(value)}, not a list")
+        if len(value) > limit:
+            raise Violation(where, f"holds {len(value):,} items, more than {limit:,}")
+        return [spec(item, (where, index)) for index, item in enumerate(value)]
+    return check
+
+
+def pair(spec: Spec) -> Spec:
+    inner = items(spec, 2)
+
+    def check(value, where):
+        checked = inner(value, where)
+        if len(checked) != 2:
+            raise Violation(where, "is not a pair")
+        return checked
+    return check
+
+
+def mapping(value_spec: Spec, limit: int = 256, key_limit: int = SHORT) -> Spec:
+    """An object whose keys are names (layers, variables), each value of one shape."""
+    def check(value, where):
+        if type(value) is not dict:
+            raise Violation(where, f"is {_kind(value)}, not an object")
+        if len(value) > limit:
+            raise Violation(where, f"holds {len(value):,} entries, more than {limit:,}")
+        out = {}
+        for key, item in value.items():
+            if len(key) > key_limit:
+                raise Violation(where, f"has a key {len(key):,} characters long")
+            out[visible(key)] = value_spec(item, (where, visible(key)))
+        return out
+    return check
+
+
+def record(required: dict[str, Spec], optional: dict[str, Spec] | None = None) -> Spec:
+    """An object with these keys and no others."""
+    known = {**required, **(optional or {})}
+    needed = frozenset(required)
+
+    def check(value, where):
+        if type(value) is not dict:
+            raise Violation(where, f"is {_kind(value)}, not an object")
+        missing = needed.difference(value)
+        if missing:
+            raise Violation(where, f"has no {', '.join(sorted(missing))}")
+        out = {}
+        for key, item in value.items():
+            spec = known.get(key)
+            if spec is None:
+                raise Violation(where, f"has a key no reply has ({visible(repr(key)[:40])})")
+            out[key] = spec(item, (where, key))
+        return out
+    return check
+
+
+def either(*specs: Spec, what: str) -> Spec:
+    """The first of `specs` the value fits. When none does, the words are those of the alternative
+    that fitted furthest (a step's reply with one bad field names that field), else `what`."""
+    def check(value, where):
+        failed = []
+        for spec in specs:
+            try:
+                return spec(value, where)
+            except Violation as violation:
+                failed.append(violation)
+        deepest = max(failed, key=lambda violation: _depth(violation.where))
+        raise deepest if _depth(deepest.where) > _depth(where) else Violation(where, f"is not {what}")
+    return check
+
+
+def _depth(where: tuple) -> int:
+    depth = 0
+    while where:
+        where, depth = where[0], depth + 1
+    return depth
+
+
+def tagged(tag: str, shapes: dict[str, Spec]) -> Spec:
+    """An object whose `tag` key says which of `shapes` it has (a value's "kind")."""
+    def check(value, where):
+        spec = shapes.get(value.get(tag)) if type(value) is dict and type(value.get(tag)) is str else None
+        if spec is None:
+            raise Violation((where, tag), f"is not {' or '.join(map(repr, shapes))}")
+        return spec(value, where)
+    return check
+
+
+def nested(leaf: Spec, limit: int) -> Spec:
+    """A value or nested lists of values (a tensor's tolist()), at most `limit` values in all."""
+    def check(value, where):
+        seen = [0]
+
+        def walk(item, at, depth):
+            if type(item) is not list:
+                seen[0] += 1
+                return leaf(item, at)
+            if depth > MAX_DIMS:
+                raise Violation(at, "nests too deep")
+            if all(type(inner) in _PLAIN for inner in item):  # a row of numbers: nothing to look into
+                seen[0] += len(item)
+                checked = item
+            else:  # (an empty row counts nothing: torch.zeros(100, 0) holds no value)
+                checked = [walk(inner, (at, index), depth + 1) for index, inner in enumerate(item)]
+            if seen[0] > limit:
+                raise Violation(where, f"holds more than {limit} values")
+            return checked
+        return walk(value, where, 0)
+    return check
+
+
+_PLAIN = frozenset((int, float, bool))
+
+
+def scalar(value, where):
+    """One value of a tensor: a number, true/false, null, or text ("nan", "(1+2j)", a subclass's own)."""
+    kind = type(value)
+    if kind is float or kind is int or kind is bool or value is None:
+        return value
+    return _SCALAR_TEXT(value, where)
+
+
+# -- the pieces replies are made of ---------------------------------------------------------
+
+NAME = text(SHORT)
+NOTE = text(WORDS)
+NOTES = items(NOTE)
+DIMS = items(either(integer, text(SHORT), what="a dimension"), MAX_DIMS)
+_SCALAR_TEXT = text(SHORT)
+SCALAR = scalar
+SUMMARY = record({"shape": maybe(DIMS)}, {
+    "values": nested(SCALAR, SMALL_VALUES), "norm": maybe(SCALAR), "min": maybe(SCALAR), "max": maybe(SCALAR),
+    "mean": maybe(SCALAR)})
+ROW = record({
+    "name": NAME, "aliases": items(NAME, MAX_ALIASES), "shape": maybe(DIMS), "dtype": NAME, "device": NAME,
+    "requires_grad": boolean, "is_leaf": boolean, "grad_fn": maybe(NAME), "retains_grad": boolean,
+    "version": integer, "changed": boolean, "grad": maybe(SUMMARY), "value": maybe(SUMMARY),
+    "saved_bytes": count}, {"inspect_error": NOTE})
+ROWS = items(ROW)
+
+_FRAME = record({"filename": text(LONG), "lineno": integer, "name": NAME, "line": raw_text(LONG),
+                 "origin": literal("learner", "library")}, {"col": maybe(count), "end_col": maybe(count)})
+
+
+def frame(value, where):
+    """A traceback frame, its line made visible and the caret's columns moved with it."""
+    checked = _FRAME(value, where)
+    line = checked["line"]
+    for key in ("col", "end_col"):
+        if checked.get(key) is not None:
+            checked[key] = moved_column(line, checked[key])
+    checked["line"] = visible(line)
+    return checked
+
+
+FRAMES = items(frame)
+CAUSE = record({"type": NAME, "message": NOTE, "frames": FRAMES, "link": NOTE})
+_ERROR_INFO = record({"type": NAME, "message": NOTE}, {
+    "explanation": maybe(NOTE), "traceback": NOTE, "frames": FRAMES, "causes": items(CAUSE, MAX_CAUSES),
+    "offset": maybe(integer), "end_offset": maybe(integer), "text": maybe(raw_text(LONG))})
+
+
+def error_info(value, where):
+    """ErrorInfo's fields (protocol.ErrorInfo): a SyntaxError's line made visible, its offsets moved along."""
+    checked = _ERROR_INFO(value, where)
+    line = checked.get("text")
+    if line is not None:
+        for key in ("offset", "end_offset"):
+            if checked.get(key) is not None:
+                checked[key] = moved_column(line, checked[key], base=1)
+        checked["text"] = visible(line)
+    return checked
+
+
+PARSE_ERROR = record({"message": NOTE, "column": maybe(integer)})  # symbolic/expr.py ExprError.to_json
+HELP_PAGE = record({"kind": literal("help"), "title": text(LONG), "text": text(HELP_CAP + SHORT)})
+DISPLAY = either(text(LONG), HELP_PAGE, what="a display (text or a help page)")
+
+TRACE_NODE = record({
+    "order": maybe(count), "id": NAME, "name": NAME, "next": items(NAME),
+    "grad_outputs": maybe(items(maybe(SUMMARY))), "grad_inputs": maybe(items(maybe(SUMMARY)))}, {"leaf": NAME})
+TRACE = record({"root": text(LONG), "nodes": items(TRACE_NODE, MAX_TRACE_NODES), "capped": boolean,
+                "note": maybe(NOTE)})
+STEP_TRACES = record({"traces": items(TRACE, MAX_PASSES), "note": maybe(NOTE)})
+
+SAVED = record({"name": NAME, "shape": maybe(DIMS), "freed": boolean}, {"tensor": NAME, "value": NAME})
+GRAPH_NODE = record({"id": count, "op": NAME, "shapes": items(DIMS), "leaf": maybe(NAME), "saved": items(SAVED),
+                     "saved_bytes": count})
+GRAPH = record({"root": NAME, "kind": literal("graph", "leaf", "constant"),
+                "nodes": items(GRAPH_NODE, MAX_GRAPH_NODES), "edges": items(pair(count)),
+                "truncated": boolean, "freed": boolean})
+
+_TENSOR_FACTS = {"shape": DIMS, "dtype": NAME, "device": NAME, "requires_grad": boolean, "is_leaf": boolean,
+                 "grad_fn": maybe(NAME), "value": SUMMARY}
+DESCRIBED = tagged("kind", {  # worker.describe, and op_inspect's error
+    "tensor": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), **_TENSOR_FACTS}, {"grad": maybe(SUMMARY)}),
+    "none": record({"kind": NAME, "repr": NAME}),
+    "bool": record({"kind": NAME, "repr": NAME, "value": boolean}),
+    "number": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), "value": number}),
+    "str": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), "value": text(RESULT_CAP)}),
+    "other": record({"kind": NAME, "repr": text(RESULT_CAP + SHORT), "type": NAME}),
+    "error": record({"kind": NAME, "type": NAME, "message": NOTE, "repr": text(WORDS + SHORT)})})
+
+ELEMENT = record({"index": items(integer, MAX_DIMS), "symbol": NAME, "symbolic": text(LONG),
+                  "expected": maybe(number), "grad": maybe(number)})
+LEAF = record({"name": NAME, "shape": DIMS, "grad": maybe(items(number)), "elements": items(ELEMENT),
+               "status": NAME, "note": maybe(NOTE)})
+CHECK_TENSOR = either(  # symbolic/crosscheck.py check_live (+ "text" from ops.check_tensor)
+    record({"error": PARSE_ERROR}),
+    record({"name": NAME, "kind": literal("tensor"), "problem": NOTE, "text": text(LONG)}, {"shape": DIMS}),
+    record({"name": NAME, "kind": literal("tensor"), "shape": DIMS,
+            "formula": either(text(LONG), items(text(LONG)), what="a formula or a list of them"),
+            "of": maybe(NOTE), "leaves": items(LEAF), "notes": NOTES, "agree": maybe(boolean), "text": text(LONG)}),
+    what="a %check result (an error, a problem, or the leaves' gradients)")
+TOLERANCE = record({"autograd": record({"rtol": number, "atol": number}),
+                    "numeric": record({"rtol": number, "atol": number, "step": number})})
+GRADIENT = record({"symbolic": text(LONG), "symbolic_value": maybe(number), "autograd": maybe(number),
+                   "numeric": maybe(number), "agree": maybe(boolean), "status": NAME, "exists": boolean,
+                   "note": maybe(NOTE)})
+CHECK_EXPR = either(  # symbolic/crosscheck.py check
+    record({"error": PARSE_ERROR}),
+    record({"expr": text(LONG), "formula": text(LONG), "point": mapping(number), "value": maybe(number),
+            "agree": boolean, "tolerance": TOLERANCE, "grads": mapping(GRADIENT)}),
+    what="an expression check (an error, or each variable's gradient)")
+COMPLETION = record({"text": NAME, "start": integer, "kind": NAME, "signature": maybe(NOTE)})  # protocol.Completion
+LAYER = record({"active": boolean, "detail": NOTE})  # sandbox/layers.py: {layer: {"active", "detail"}}
+
+# -- replies, op by op ----------------------------------------------------------------------
+
+_ENVELOPE = {"v": literal(1), "id": integer, "type": literal("reply"), "ok": boolean}
+_OPTIONAL = {"exhausted": literal("time", "memory"), "notes": NOTES}
+ERROR = either(NOTE, error_info, what="an error (words or an ErrorInfo)")
+# A request that failed as a whole (unknown op, interrupted, out of time or memory, too large a reply).
+FAILED = record({**_ENVELOPE, "error": ERROR}, _OPTIONAL)
+
+
+def _answer(*shapes: dict[str, Spec], what: str) -> Spec:
+    """A reply whose payload is one of `shapes` (each {key: spec}, every key required)."""
+    fitting = [record({**_ENVELOPE, **shape}, _OPTIONAL) for shape in shapes]
+    return fitting[0] if len(fitting) == 1 else either(*fitting, what=what)
+
+
+_STEP = {"result": maybe(text(RESULT_CAP + SHORT)), "error": maybe(error_info), "notes": NOTES,
+         "duration_ms": number, "tensors": ROWS, "removed": items(NAME)}
+REPLIES: dict[str, Spec] = {
+    "execute": either(
+        record({**_ENVELOPE, **_STEP}, {**_OPTIONAL, "display": maybe(DISPLAY), "trace": maybe(STEP_TRACES)}),
+        record({**_ENVELOPE, "skipped": literal(True)}),
+        what="a step's result (result, error, notes, duration_ms, tensors, removed) or skipped"),
+    "complete": _answer({"completions": items(COMPLETION, COMPLETION_LIMIT), "signature_errors": NOTES},
+                        {"error": NOTE}, what="completions or an error"),
+    "help": _answer({"display": HELP_PAGE}, {"error": error_info}, what="a help page or an error"),
+    "graph": _answer({"graph": GRAPH, "text": text(LONG)}, {"error": NOTE}, what="a graph and its text, or an error"),
+    "tensors": _answer({"tensors": ROWS}, what="the table"),
+    "trace": _answer({"trace": TRACE}, {"error": NOTE}, what="a trace or an error"),
+    "trace_next": _answer({}, what="an empty reply"),
+    "inspect": _answer({"value": DESCRIBED}, what="a value's description"),
+    "check": _answer({"check": CHECK_TENSOR}, what="a check"),
+    "check_expr": _answer({"check": CHECK_EXPR}, what="a check"),
+    "equivalent": _answer({"result": either(record({"equivalent": boolean}), record({"error": PARSE_ERROR}),
+                                            what="a verdict or an error")}, what="a verdict"),
+    "reset": _answer({"removed": items(NAME)}, what="the names removed"),
+    "ping": _answer({"pid": count}, what="a pid"),
+    "shutdown": _answer({}, what="an empty reply"),
+}
+READY = record({"v": literal(1), "type": literal("ready"), "pid": count, "sandbox": mapping(LAYER),
+                "torch": NAME})
+
+
+def check(op: str | None, message: dict) -> dict:
+    """`message` (a decoded reply to `op`; None: the ready line) checked against its schema, every
+    string made visible. Raises Violation, whose words say what does not fit."""
+    if op is None:
+        return READY(message, ())
+    if message.get("ok") is False:
+        return FAILED(message, ())
+    schema = REPLIES.get(op)
+    if schema is None:
+        raise Violation((), f"answers {op!r}, an op with no schema")
+    return schema(message, ())
