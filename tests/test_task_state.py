@@ -133,3 +133,21 @@ async def test_a_retained_non_leaf_target_is_logged_like_a_leaf(session):
         _, end = await start_and_end(session, "x = torch.tensor(2.0, requires_grad=True)", attempt, "h")
         h = end["entries"]["h"]
         assert h["grad"]["values"] == 12.0 and h["grad_by_backward"] is by_backward, (attempt, h)
+
+
+def test_the_reply_schema_caps_are_the_readers_own():
+    from gradrepl.kernel import reply_schema
+    from gradrepl.kernel.inspect import task_state
+
+    assert (reply_schema.TASK_ENTRIES, reply_schema.TASK_VALUES, reply_schema.TASK_NUMBERS) == (
+        task_state.ENTRY_CAP, task_state.VALUE_CAP, task_state.LOG_NUMBERS)
+
+
+async def test_a_namespace_too_big_to_send_is_read_truncated_not_a_broken_protocol(session):
+    restarts = session.client.restarts
+    start, end = await start_and_end(session, "layers = nn.ModuleList([nn.Sequential(*[nn.Linear(1, 1) for _ in range(20)])"
+                                     " for _ in range(200)])\n"
+                                     "globals()['n' * 5000] = 1\nlong = 'x' * 100000",
+                                     "pass", "long", "layers")
+    assert end["truncated"] and len(end["entries"]) <= 2048 and session.client.restarts == restarts
+    assert len(end["entries"]["long"]["value"]) == 1000 and not any(len(n) > 1000 for n in start["names"])

@@ -67,6 +67,8 @@ _STASH, _UNSTASH = torch._C._stash_obj_in_tls, torch._C._remove_obj_from_tls
 _AUTOGRAD, _AUTOGRAD_GRAPH = torch.autograd, torch.autograd.graph
 
 _SKIPPED = {"_", "torch", "nn", "F", "help"}  # the kernel's own names, and the last echoed value
+ENTRY_CAP = 2048        # entries in one read (a module's parameters count one each); the rest: "truncated"
+NAME_CAP = 1000         # characters of a name or a string value read
 VALUE_CAP = 100_000     # elements of one tensor read as values; a bigger one is compared by type and shape
 CHILD_CAP = 256         # entries under one target (a module's parameters, a list's items)
 LOG_CALLS = 2_000       # backward passes logged per task; later ones run unlogged
@@ -135,7 +137,7 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
         reader.finish()
     if start:
         state["names"] = {name: _kind_of(value) for name, value in _dict_items(namespace)
-                          if _type(name) is _str and not name.startswith("__")}
+                          if _type(name) is _str and not name.startswith("__") and _len(name) <= NAME_CAP}
     if task is not None:
         state["log_full"] = task.log.full
     return state
@@ -189,7 +191,11 @@ class _Reader:
 
     def put(self, path: str, entry: dict) -> None:
         if path not in self.state["entries"]:
-            self.state["order"].append(path)
+            if _len(self.state["entries"]) >= ENTRY_CAP or _len(path) > NAME_CAP:
+                self.state["truncated"] = True
+                return
+            if path not in self.state["order"]:
+                self.state["order"].append(path)
         self.state["entries"][path] = entry
 
     # -- objects ----------------------------------------------------------------
@@ -396,7 +402,9 @@ def _qualified(kind) -> str:
 def _plain(value):
     """JSON-ready: numbers as numbers (non-finite ones spelled), nested lists kept; anything else its type."""
     kind = _type(value)
-    if value is None or kind is bool or kind is _str:
+    if kind is _str:
+        return value[:NAME_CAP]
+    if value is None or kind is bool:
         return value
     if kind is int:
         return value
