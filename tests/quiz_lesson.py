@@ -32,7 +32,10 @@ TASK = '''
 id: make-w
 type: task
 prompt: Make `w`, a tracked leaf tensor holding 1.0.
-check: w.requires_grad and w.is_leaf and w.item() == 1.0
+checks:
+  - state: w
+    facts: [requires_grad, is_leaf, value]
+    message: w is not a tracked leaf holding 1.0.
 solution: |
   w = torch.tensor(1.0, requires_grad=True)
 ```

@@ -29,7 +29,6 @@ def question(uid: str):
     ("tracking/opt-in-later", "w.requires_grad = True"),
     ("accumulation/zero-it", "x.grad.fill_(0)"),
     ("leaves-and-hooks/keep-h-grad", "h = x * 3; h.retain_grad(); (h ** 2).backward(); grad_h = h.grad"),
-    ("leaves-and-hooks/keep-h-grad", "h = x * 3\ngrad_h, = torch.autograd.grad(h ** 2, h)"),
     ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()"),
 ])
 async def test_right_answers_in_another_spelling_are_accepted(session, uid, answer):
@@ -53,6 +52,9 @@ async def test_a_grad_fn_written_as_its_repr_is_accepted_field_by_field(session)
     ("parameters/freeze-first", "model[0].eval()", "eval() and no_grad() do not change a parameter's flag"),
     ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\nz.backward()\nh.retain_grad()\ngrad_h = h.grad",
      "only when asked to before it runs"),
+    # The prompt asks for dz/dh read from h.grad: a gradient computed another way is not the fix asked for.
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\ngrad_h, = torch.autograd.grad(h ** 2, h)",
+     "backward keeps it only when asked to"),
     ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw = w + 1\n(w ** 2).sum().backward()",
      "w must be a leaf that requires grad"),
     ("module-loop/write-the-loop", "for step in range(100):\n    loss = loss_fn(model(X), Y)\n    loss.backward()\n"

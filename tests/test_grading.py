@@ -3,7 +3,8 @@
 import pytest
 
 from gradrepl.tutor.answers import matches, read_answer, read_key, wrong_form
-from gradrepl.tutor.grading import compute_key, grade, key_answer
+from gradrepl.tutor.grading import compute_key, grade, grade_task, key_answer
+from gradrepl.tutor import tasks
 from gradrepl.tutor.lesson import parse_lesson
 
 LESSON = '''---
@@ -56,7 +57,13 @@ type: task
 prompt: Make x.grad hold 7 from a fresh graph.
 setup: |
   x.grad = None
-check: x.grad is not None and x.grad.item() == 7.0
+checks:
+  - state: x
+    facts: [grad]
+    message: x.grad does not hold 7.
+  - state: x
+    facts: [backward]
+    message: no backward pass reached x.
 solution: |
   (x ** 2 + 3 * x).backward()
 ```
@@ -184,10 +191,12 @@ async def test_a_wrong_task_attempt_restores_the_namespace_it_started_from(lesso
     assert (await session.inspect("x.grad"))["kind"] == "none"
     assert (await session.inspect("leftover"))["kind"] == "error"
     assert (await session.inspect("y.grad_fn is not None"))["value"] is True
-    # An attempt that raises is undone too, and the right code then passes in place.
-    crashed = await grade(fix, "x.grad = 5", session, in_place=True)
+    # An attempt that raises is undone too, and the right code then passes where the undo left the kernel.
+    key = await compute_key(fix, session)
+    _problems, start = await tasks.restart_at(fix, session)
+    crashed = await grade_task(fix, "x.grad = 5", session, key, start=start)
     assert not crashed.correct and crashed.restored and "raised TypeError" in crashed.feedback
-    right = await grade(fix, "y2 = x ** 2 + 3 * x\ny2.backward()", session, in_place=True)
+    right = await grade_task(fix, "y2 = x ** 2 + 3 * x\ny2.backward()", session, key, start=crashed.start)
     assert right.correct and not right.restored
     assert (await session.inspect("x.grad.item()"))["value"] == 7.0
 
@@ -266,12 +275,12 @@ ask: u.grad
 id: track-w
 type: task
 prompt: Track w, keeping it the same tensor.
-setup: |
-  _w_given = w
 checks:
-  - check: w.requires_grad
+  - state: w
+    facts: [requires_grad]
     message: w does not require grad yet.
-  - check: w is _w_given
+  - state: w
+    facts: [identity]
     message: w is a new tensor now; switch the flag on the tensor that is there.
 solution: |
   w.requires_grad_(True)
@@ -280,7 +289,7 @@ solution: |
 
 
 @pytest.fixture
-def tasks():
+def task_lesson():
     return parse_lesson(TASKS, "t.md")
 
 
@@ -292,16 +301,16 @@ async def test_a_sentence_for_a_value_is_asked_again_not_graded_wrong(lesson, se
     assert not (await grade(slope, "8", session, key)).retry
 
 
-async def test_zeros_for_an_empty_grad_is_told_grad_is_none_not_zeros(tasks, session):
-    question = tasks.question("grad-h")
+async def test_zeros_for_an_empty_grad_is_told_grad_is_none_not_zeros(task_lesson, session):
+    question = task_lesson.question("grad-h")
     key = await compute_key(question, session)
     graded = await grade(question, "zeros", session, key)
     assert not graded.correct and not graded.retry
     assert "None until a backward pass reaches it, not zeros" in graded.feedback
 
 
-async def test_a_wrong_state_field_says_why_it_has_its_value(tasks, session):
-    question = tasks.question("state-h")
+async def test_a_wrong_state_field_says_why_it_has_its_value(task_lesson, session):
+    question = task_lesson.question("state-h")
     key = await compute_key(question, session)
     graded = await grade(question, {"requires_grad": "True", "is_leaf": "False", "grad_fn": "MulBackward0",
                                     "grad": "tensor(12.)"}, session, key)
@@ -313,8 +322,8 @@ async def test_a_wrong_state_field_says_why_it_has_its_value(tasks, session):
     assert off.retry and "is_leaf could not be read" in off.feedback
 
 
-async def test_named_checks_say_which_one_failed_and_identity_is_checked(tasks, session):
-    track = tasks.question("track-w")
+async def test_named_checks_say_which_one_failed_and_identity_is_checked(task_lesson, session):
+    track = task_lesson.question("track-w")
     assert [c.message for c in track.checks][0] == "w does not require grad yet."
     nothing = await grade(track, "pass", session)
     assert not nothing.correct and nothing.failed_check == "w does not require grad yet."

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from gradrepl.tutor import task_checks
 from gradrepl.tutor.lesson import LessonFormatError, load_course, load_lesson, parse_lesson, replay_sources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,9 @@ options:
 id: make-z
 type: task
 prompt: Make z.
-check: z == 3
+checks:
+  - state: z
+    message: z is not 3.
 solution: |
   z = 3
 ```
@@ -159,9 +162,9 @@ def test_syntax_error_in_question_code_block_scalar():
 
 
 def test_missing_key_and_unknown_key():
-    text = GOOD.replace("check: z == 3\n", "").replace("tolerance: 0.5", "tolerance: 0.5\nanswer: 7")
+    text = GOOD.replace("checks:\n  - state: z\n    message: z is not 3.\n", "").replace("tolerance: 0.5", "tolerance: 0.5\nanswer: 7")
     found = problems_of(text)
-    assert any("question 'make-z': a task question needs 'check'" in p for p in found)
+    assert any("question 'make-z': a task question needs 'checks'" in p for p in found)
     assert any("question 'last': unknown key 'answer'" in p for p in found)
 
 
@@ -250,14 +253,18 @@ prompt: Fix it.
 given: |
   w = torch.ones(3)
 setup: |
-  _w_given = w
+  _hidden = 1
 starter: |
   w = torch.ones(3, requires_grad=True)
 checks:
-  - check: w.requires_grad
+  - state: w
+    facts: [requires_grad]
     message: w does not require grad.
-  - check: w is _w_given
+  - state: " w "
+    facts: identity, value
     message: w is a new tensor.
+  - code: no-inplace
+    message: no in-place ops here.
 solution: |
   w.requires_grad_(True)
 ```
@@ -266,9 +273,10 @@ solution: |
 
 def test_a_task_with_named_checks_a_starter_and_given_code():
     fix = parse_lesson(EXERCISE, "ex.md").question("fix")
-    assert [(c.expr, c.message) for c in fix.checks] == [("w.requires_grad", "w does not require grad."),
-                                                          ("w is _w_given", "w is a new tensor.")]
-    assert fix.check == "(w.requires_grad) and (w is _w_given)"
+    assert [(c.kind, c.target, c.facts, c.rule, c.message) for c in fix.checks] == [
+        ("state", "w", ("requires_grad",), "", "w does not require grad."),
+        ("state", "w", ("identity", "value"), "", "w is a new tensor."),
+        ("code", "", task_checks.DEFAULT_FACTS, "no-inplace", "no in-place ops here.")]
     assert fix.starter == "w = torch.ones(3, requires_grad=True)\n"
     # The hidden helper in setup is not shown; the code to fix is.
     assert fix.quiz_code == ("w = torch.ones(3)\n# This code has a bug; enter it fixed:\n"
@@ -278,8 +286,22 @@ def test_a_task_with_named_checks_a_starter_and_given_code():
 def test_malformed_checks_and_a_starter_with_a_syntax_error_are_reported():
     found = problems_of(EXERCISE.replace("    message: w is a new tensor.\n", "")
                         .replace("  w = torch.ones(3, requires_grad=True)", "  w = torch.ones(3,"))
-    assert any("question 'fix': 'checks' is a list of {check, message}" in p for p in found)
+    assert any("question 'fix': check 2: needs a 'message'" in p for p in found), found
     assert any("question 'fix' starter: syntax error" in p for p in found)
+    for broken, says in [("facts: [requires_grad]", "facts: [requires_grad, color]"),
+                         ("state: w\n    facts: [requires_grad]", "state: w.sum()\n    facts: [requires_grad]"),
+                         ("code: no-inplace", "code: no-loops")]:
+        found = problems_of(EXERCISE.replace(broken, says, 1))
+        assert any("question 'fix': check" in p for p in found), (says, found)
+
+
+def test_an_expression_check_is_refused_with_the_reason():
+    # A check read in the learner's namespace can be rebound by the learner: the format has none.
+    found = problems_of(EXERCISE.replace("checks:\n", "check: w.requires_grad\nchecks:\n"))
+    assert any("'check' expressions ran in the learner's namespace" in p for p in found), found
+    only_code = EXERCISE.split("checks:\n")[0] + "checks:\n  - code: no-inplace\n    message: m\n" + \
+        "solution: |\n  w.requires_grad_(True)\n```\n"
+    assert any("needs at least one 'state' check" in p for p in problems_of(only_code))
 
 
 MAGIC_CELL = ("---\nid: magic\ntitle: t\nversion: 1\n---\n\n```python\ny = torch.ones(1)\n```\n\n"

@@ -150,3 +150,16 @@ def test_auto_neither_reads_nor_writes_progress(gradrepl_home):
     done = play("first-gradient", "--auto", "--json")
     assert done.returncode == 0
     assert not (gradrepl_home / "progress.sqlite3").exists()
+
+
+def test_auto_says_what_its_verdicts_trust_in_its_output_and_help():
+    # --auto is the lesson's own test: every kernel it reads ran the lesson's code, and it says so.
+    said = "--auto trusts the lesson's own code"
+    done = play("tracking", "--auto")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"gradrepl: {said}"), done.stdout[:300]
+    quiet = play("tracking", "--auto", "--json")
+    assert said in quiet.stderr and all(json.loads(line) for line in quiet.stdout.splitlines())
+    helped = subprocess.run([*GRADREPL, "play", "--help"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert said in " ".join(helped.stdout.split())
+    assert "fresh kernel your code never ran in" in " ".join(helped.stdout.split())

@@ -52,7 +52,10 @@ options:
 id: make-grad
 type: task
 prompt: Make `x.grad` hold 4, the slope of x squared at 2.
-check: x.grad is not None and abs(x.grad.item() - 4.0) < 1e-6
+checks:
+  - state: x
+    facts: [grad, backward]
+    message: x.grad does not hold 4 from a backward pass.
 solution: |
   (x ** 2).backward()
 hints:
@@ -412,7 +415,10 @@ starter: |
   h = x * 3
   (h ** 2).backward()
   grad_h = h.grad
-check: grad_h is not None and abs(grad_h.item() - 12.0) < 1e-6
+checks:
+  - state: grad_h
+    facts: [value]
+    message: grad_h does not hold 12.
 solution: |
   h = x * 3
   h.retain_grad()

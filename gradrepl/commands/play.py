@@ -4,6 +4,12 @@ Without --auto it prints each step and asks each question on stdin (piped
 input works: one answer per line). With --auto every question is answered by
 its own computed key and every task by its solution: exit status 1 if any
 check fails, which makes it the course's own test.
+
+What a verdict rests on: a learner's task attempt is compared with the
+solution run in a kernel the learner's code never ran in (a fresh one), and
+the comparison is made here, on plain data (tutor/tasks.py). --auto tests the
+lesson itself, so every kernel it reads ran the lesson's own code: it trusts
+that code, and says so (AUTO_TRUSTS), rather than claim a proof it cannot give.
 """
 
 from __future__ import annotations
@@ -48,16 +54,22 @@ from gradrepl.tutor.progress import lesson_state
 COMMANDS_HELP = "type ? or 'hint' for a hint, 'skip' to see the answer, 'quit' to stop"
 OFFERED = ("skip", "quit")
 QUIET_EVENTS = ("live_step", "key")  # the panel's and the engine's own: not part of the transcript
+AUTO_TRUSTS = ("--auto trusts the lesson's own code: its keys and every task's reference come from fresh kernels "
+               "that ran that code (never a learner's), and the verdicts are compared here, outside any kernel. "
+               "A pass says the lesson agrees with itself; a hostile lesson could make itself pass.")
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "play", help="play a lesson in the terminal (--auto: answer with the keys, the course's test)",
         description="Play lesson ID (or a lesson file) step by step, asking each question on the terminal. "
+                    "A task attempt is judged against the lesson's solution, run from the same start in a "
+                    "fresh kernel your code never ran in. "
                     "With --auto, answer every question with its computed key and run every solution; "
-                    "exit status 1 if any check fails.")
+                    "exit status 1 if any check fails. " + AUTO_TRUSTS)
     parser.add_argument("lesson", metavar="ID", help="a lesson id (see `gradrepl lessons`) or a .md file")
-    parser.add_argument("--auto", action="store_true", help="answer with the computed keys; fail on any check")
+    parser.add_argument("--auto", action="store_true",
+                        help="answer with the computed keys; fail on any check (trusts the lesson's code, see above)")
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
     parser.add_argument("--from", dest="start", type=int, default=None, metavar="STEP",
                         help="start at step STEP (the steps before are replayed, not shown); "
@@ -106,6 +118,8 @@ async def _play(lesson: Lesson, args: argparse.Namespace) -> int:
     answerer = KeyAnswerer() if args.auto else TerminalAnswerer(out)
     # --auto is the course's test: it neither reads nor changes the learner's progress.
     keeper = None if args.auto else ProgressKeeper()
+    if args.auto:
+        print(f"gradrepl: {AUTO_TRUSTS}", file=sys.stderr if args.json else out)
     try:
         progress = await keeper.lesson(lesson.id, lesson.version) if keeper else None
         for notice in keeper.take_notices() if keeper else []:

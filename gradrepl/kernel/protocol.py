@@ -35,6 +35,9 @@ OPS = (
     "trace",     # {name}                     -> {trace: {...}} backward previewed node by node
     "trace_next",# {}                         -> {} the next execute's backward calls are traced
     "inspect",   # {expr}                     -> {value: {...}} description of a value
+    "task_state",# {targets: [[text, [[kind, arg], ...]], ...], start: bool, token?, everything?}
+                 #                            -> {state: {entries, order, token, started, names?}} a task's
+                 #                               state as data, read by kernel/inspect/task_state.py
     "check",     # {name}                     -> {check: {...}} symbolic live check
     "check_expr",# {expr, point}              -> {check: {...}} expression mode
     "equivalent",# {answer, key}              -> {result: {...}} a `derive` answer vs its key

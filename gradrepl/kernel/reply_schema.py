@@ -37,6 +37,9 @@ MAX_TRACE_NODES = 500        # inspect/trace.py MAX_NODES
 MAX_PASSES = 3               # inspect/trace.py MAX_PASSES
 MAX_CAUSES = 8               # tracebacks.py MAX_CAUSES
 COMPLETION_LIMIT = 200       # worker.py COMPLETION_LIMIT
+TASK_ENTRIES = 2048          # inspect/task_state.py ENTRY_CAP
+TASK_VALUES = 100_000        # inspect/task_state.py VALUE_CAP
+TASK_NUMBERS = 200_000       # inspect/task_state.py LOG_NUMBERS
 MAX_DIMS = 1024
 
 
@@ -351,6 +354,29 @@ CHECK_EXPR = either(  # symbolic/crosscheck.py check
 COMPLETION = record({"text": NAME, "start": integer, "kind": NAME, "signature": maybe(NOTE)})  # protocol.Completion
 LAYER = record({"active": boolean, "detail": NOTE})  # sandbox/layers.py: {layer: {"active", "detail"}}
 
+# A task's state as data (inspect/task_state.py): entries by path, each tagged by its kind.
+_TASK_VALUES = maybe(nested(SCALAR, TASK_VALUES))
+_TASK_GRAD = record({"type": NAME, "identity": NAME}, {"unreadable": NOTE, "dtype": NAME, "shape": maybe(DIMS),
+                                                      "values": _TASK_VALUES})
+_TASK_ENTRY = tagged("kind", {
+    "tensor": record({"kind": NAME, "type": NAME, "identity": NAME}, {
+        "unreadable": NOTE, "requires_grad": boolean, "is_leaf": boolean, "retains_grad": boolean,
+        "grad_fn": maybe(NAME), "dtype": NAME, "shape": maybe(DIMS), "values": _TASK_VALUES,
+        "grad": maybe(_TASK_GRAD), "backward": count, "root": count, "grad_by_backward": boolean,
+        "graph": items(NAME), "pass_grads": maybe(items(nested(SCALAR, TASK_NUMBERS)))}),
+    "module": record({"kind": NAME, "type": NAME, "identity": NAME, "training": boolean,
+                      "parameters": items(NAME), "children": items(NAME)}),
+    "optimizer": record({"kind": NAME, "type": NAME, "identity": NAME, "groups": items(record({
+        "params": items(NAME), "hyper": mapping(nested(SCALAR, TASK_VALUES))}))}),
+    "value": record({"kind": NAME, "type": NAME, "value": nested(SCALAR, 1)}),
+    "sequence": record({"kind": NAME, "type": NAME, "length": count, "identity": NAME}),
+    "object": record({"kind": NAME, "type": NAME, "identity": NAME}),
+    "missing": record({"kind": NAME, "why": NOTE}),
+    "unreadable": record({"kind": NAME, "why": NOTE})})
+TASK_STATE = record({"entries": mapping(_TASK_ENTRY, TASK_ENTRIES), "order": items(NAME, TASK_ENTRIES),
+                     "token": NAME, "started": boolean},
+                    {"names": mapping(NAME, MANY), "log_full": boolean, "unreadable": NOTE, "truncated": boolean})
+
 # -- replies, op by op ----------------------------------------------------------------------
 
 _ENVELOPE = {"v": literal(1), "id": integer, "type": literal("reply"), "ok": boolean}
@@ -381,6 +407,7 @@ REPLIES: dict[str, Spec] = {
     "trace": _answer({"trace": TRACE}, {"error": NOTE}, what="a trace or an error"),
     "trace_next": _answer({}, what="an empty reply"),
     "inspect": _answer({"value": DESCRIBED}, what="a value's description"),
+    "task_state": _answer({"state": TASK_STATE}, what="a task's state"),
     "check": _answer({"check": CHECK_TENSOR}, what="a check"),
     "check_expr": _answer({"check": CHECK_EXPR}, what="a check"),
     "equivalent": _answer({"result": either(record({"equivalent": boolean}), record({"error": PARSE_ERROR}),

@@ -28,6 +28,7 @@ from gradrepl.kernel.inspect.diagnose import AccumulationWatch, explain, explain
 from gradrepl.kernel.inspect.graph import graph_of, render_text
 from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
+from gradrepl.kernel.inspect import task_state
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel import helptext, protocol, sandbox
 from gradrepl.kernel.interrupt_target import AimedWord
@@ -255,6 +256,12 @@ class Kernel:
             return {"value": {"kind": "error", "type": type(exc).__name__, "message": message,
                               "repr": f"{type(exc).__name__}: {message}"}}
         return {"value": describe(value)}
+
+    def op_task_state(self, message: dict) -> dict:
+        # Read with references captured before any learner code ran (inspect/task_state.py).
+        return {"state": task_state.read(self.namespace, list(message.get("targets") or []),
+                                         bool(message.get("start")), str(message.get("token") or ""),
+                                         bool(message.get("everything")))}
 
     def op_complete(self, message: dict) -> dict:
         jedi = _jedi()

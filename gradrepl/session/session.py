@@ -404,6 +404,12 @@ class Session:
             return {"kind": "error", "type": LOST, "message": reply["lost"], "repr": f"{LOST}: {reply['lost']}"}
         return reply["value"]
 
+    async def task_state(self, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
+        """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py);
+        {} when no kernel answered."""
+        return (await self._request("task_state", targets=targets, start=start, token=token,
+                                    everything=everything)).get("state", {})
+
     async def check(self, name: str) -> Reply:
         """NAME's symbolic gradient against autograd's (%check)."""
         return reply_from(await self._request("check", name=name), "check")

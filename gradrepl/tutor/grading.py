@@ -3,14 +3,15 @@
 Nothing here knows torch: keys come from running the lesson's own code in a
 fresh kernel through a Session and describing the asked value
 (``Session.inspect``); symbolic answers are compared by the kernel
-(``Session.equivalent``). A ``task`` is graded on the namespace, never on the
-text typed, and a wrong attempt restores the namespace it started from by
-restarting the kernel and replaying the lesson so far (never by pickling).
+(``Session.equivalent``). A ``task``'s key is its reference: the solution run
+from the task's start in a kernel the learner never touched (tutor/tasks.py);
+an attempt is judged by the state it leaves against that reference, and a
+wrong attempt restores the namespace it started from by restarting the kernel
+and replaying the lesson so far (never by pickling).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +19,10 @@ from gradrepl.kernel.protocol import StepResult
 from gradrepl.session.session import LOST
 from gradrepl.tutor.answers import (Value, matches, read_answer, read_key, same_name, show, tensor_value,
                                     wrong_form)
-from gradrepl.tutor.lesson import Check, Question, Source
-
-OnStep = Callable[[StepResult], object]
+from gradrepl.tutor import tasks
+from gradrepl.tutor.replay import OnStep, prepare, run_sources  # noqa: F401 (callers import them from here)
+from gradrepl.tutor.lesson import Question
+from gradrepl.tutor.tasks import Reference, Start
 
 STATE_LABELS = {
     "requires_grad": "requires_grad", "is_leaf": "is_leaf", "grad_fn": "grad_fn", "grad": ".grad",
@@ -41,6 +43,7 @@ class Key:
     steps: list[StepResult] = field(default_factory=list)     # what the question's own code printed
     problems: list[str] = field(default_factory=list)         # lesson bugs met while computing
     raw: dict[str, Any] = field(default_factory=dict)
+    reference: Reference | None = None          # task: the solution's start and end states
 
     def signature(self) -> tuple:
         """What must not change between two runs of the same lesson."""
@@ -63,43 +66,12 @@ class Grade:
     # feedback names the form; not counted as an attempt, wrong or right.
     retry: bool = False
     failed_check: str = ""                      # task: the first named check that did not hold
+    start: Start | None = None                  # task: where the next attempt starts (after an undo, anew)
 
     def to_json(self) -> dict[str, Any]:
         return {"correct": self.correct, "feedback": self.feedback, "expected": self.expected,
                 "misconception": self.misconception, "fields": self.fields, "restored": self.restored,
                 "retry": self.retry, "failed_check": self.failed_check}
-
-
-# -- running lesson code ------------------------------------------------------------
-
-async def run_sources(session, sources: list[Source], path: str = "",
-                      on_step: OnStep | None = None) -> list[str]:
-    """Execute lesson code in order; returns problems for code that should not have failed.
-
-    ``on_step`` sees each step's result (a frontend's panel follows the replay with it).
-    """
-    problems = []
-    for source in sources:
-        result = await session.execute(source.code)
-        if on_step is not None:
-            on_step(result)
-        if result.error and not source.may_fail:
-            problems.append(f"{path}:{source.line}: {result.error.type}: {result.error.message}")
-    return problems
-
-
-async def prepare(question: Question, session, on_step: OnStep | None = None) -> list[str]:
-    """A fresh kernel holding the namespace the question is asked in (lesson so far + its setup).
-
-    ``on_step`` sees the restart (as a result naming the tensors that went) and each replayed step.
-    """
-    removed = await session.restart()
-    if on_step is not None:
-        on_step(StepResult(step=session.step, source="", removed=removed))
-    sources = list(question.context)
-    if question.setup:
-        sources.append(Source(question.setup, question.line))
-    return await run_sources(session, sources, question.path, on_step)
 
 
 # -- keys --------------------------------------------------------------------------
@@ -115,9 +87,13 @@ async def compute_key(question: Question, session, fresh: bool = True) -> Key:
     if question.type == "choice" and not question.ask:
         index = next(i for i, o in enumerate(question.options) if o.correct)
         return Key(question.uid, question.options[index].text, correct_options=[index])
-    if question.type in ("task", "derive"):
+    if question.type == "derive":
         return Key(question.uid, question.solution.strip())
     problems = await prepare(question, session) if fresh else []
+    if question.type == "task":
+        reference = await tasks.reference(question, session)
+        return Key(question.uid, question.solution.strip(), problems=problems + reference.problems,
+                   reference=reference)
     steps = []
     error = None
     if question.code:
@@ -222,18 +198,16 @@ def _answer_text(key: Key) -> str:
 
 # -- grades ------------------------------------------------------------------------
 
-async def grade(question: Question, answer: Any, session, key: Key | None = None, *,
-                in_place: bool = False) -> Grade:
+async def grade(question: Question, answer: Any, session, key: Key | None = None) -> Grade:
     """Grade one answer.
 
     choice: the option's index (as listed in the lesson) or its text.
     predict / numeric: what the learner typed. predict_state: {field: text}.
-    derive: an expression. task: code to run; with ``in_place`` the session is
-    already in the task's starting namespace (LessonRun.attempt), else it is rebuilt.
+    derive: an expression. task: code to run from the task's start, rebuilt here.
     Keys not given are computed in a fresh kernel.
     """
     if question.type == "task":
-        return await grade_task(question, str(answer), session, in_place=in_place)
+        return await grade_task(question, str(answer), session, key)
     if question.type == "derive":
         return await _grade_derive(question, str(answer), session)
     if key is None:
@@ -376,60 +350,88 @@ async def _grade_derive(question: Question, answer: str, session) -> Grade:
     return Grade(False, _join("Not equivalent to the derivative.", question.explanation), question.solution.strip())
 
 
-async def check_holds(question: Question, session) -> tuple[bool, str]:
-    """Evaluate a task's checks in the kernel, in order: (all hold, what the first failing one says)."""
-    failed = await failing_check(question, session)
-    if failed is None:
-        return True, ""
-    return False, failed.message or f"the check `{failed.expr}` does not hold"
+async def grade_task(question: Question, code: str, session, key: Key | None = None, *,
+                     start: Start | None = None, on_step: OnStep | None = None, prelude: str = "") -> Grade:
+    """Run an attempt from the task's start and judge the state it leaves; a wrong one is undone.
 
-
-async def failing_check(question: Question, session) -> Check | None:
-    """The first of the task's checks that does not hold (an error in a check counts as not holding)."""
-    for check in question.checks or [Check(question.check)]:
-        described = await session.inspect(f"bool({check.expr})")
-        if described.get("kind") != "bool":
-            return Check(check.expr, check.message or f"`{check.expr}` could not be evaluated: {_key_text(described)}")
-        if not described.get("value"):
-            return check
-    return None
-
-
-async def grade_task_state(question: Question, session, on_step: OnStep | None = None) -> Grade:
-    """Grade a task on the namespace as the learner left it (the code was typed at a REPL).
-
-    When the check does not hold the attempt is undone: the namespace is rebuilt
-    to where the task started (restart, then the lesson so far and the task's
-    setup replayed; never pickled), so a wrong attempt cannot leave the learner
-    stuck in a broken state. ``on_step`` sees every step of that rebuild.
+    ``start`` is where the live kernel already is (LessonRun marked it when the task opened);
+    without it the start is rebuilt first. The grade's ``start`` is where the next attempt begins.
+    ``prelude`` is the key kernel's hidden first code, run again before every rebuild.
     """
-    holds, why = await check_holds(question, session)
-    if holds:
-        return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip())
-    problems = await prepare(question, session, on_step)
-    if problems:
-        return Grade(False, f"Not yet: {_clause(why)}. The lesson could not rebuild where this task started: "
-                     + "; ".join(problems), question.solution.strip())
-    return Grade(False, f"Not yet: {_clause(why)}. The namespace is back to where this task started; your lines are "
-                 "in the history (↑) to edit and try again.", question.solution.strip(), restored=True,
-                 failed_check=why)
-
-
-async def grade_task(question: Question, code: str, session, *, in_place: bool = False) -> Grade:
-    """Run an attempt and grade the namespace; a wrong attempt is undone."""
-    problems = [] if in_place else await prepare(question, session)
-    if problems:
-        return Grade(False, "The lesson could not rebuild this step: " + "; ".join(problems), question.solution)
+    reference = await _reference(question, session, key)
+    if start is None:
+        problems, start = await tasks.restart_at(question, session, on_step, prelude)
+        if problems:
+            return Grade(False, "The lesson could not rebuild this step: " + "; ".join(problems),
+                         question.solution.strip(), start=start)
+    moved = await _moved_start(question, session, reference, start, on_step, prelude)
+    if moved is not None:
+        return moved
     steps = [await session.execute(code)] if code.strip() else []
     error = next((s.error for s in steps if s.error), None)
-    # An attempt that raised is a wrong attempt even if what ran before the error passes.
-    holds, why = await check_holds(question, session) if error is None else (False, "")
-    if holds:
-        return Grade(True, _join("Done: the check holds.", question.explanation), question.solution.strip(), steps=steps)
-    reason = f"your code raised {error.type}: {error.message}" if error else why
-    await prepare(question, session)
-    return Grade(False, f"Not yet: {_clause(reason)}. The namespace is back as it was before your attempt.",
-                 question.solution.strip(), restored=True, steps=steps, failed_check="" if error else why)
+    if error is not None:  # an attempt that raised is wrong even if what ran before the error passes
+        verdict = tasks.Verdict(False, f"your code raised {error.type}: {error.message}")
+    else:
+        verdict = tasks.judge(question, reference, await tasks.read(question, session, start), code)
+    return await _graded_task(question, session, verdict, start, steps, on_step, prelude,
+                              "The namespace is back as it was before your attempt.")
+
+
+async def grade_task_state(question: Question, session, key: Key | None, start: Start,
+                           on_step: OnStep | None = None, prelude: str = "") -> Grade:
+    """Judge a task on the namespace as the learner left it (typed at a console since ``start``).
+
+    When it does not hold, the attempt is undone: the namespace is rebuilt to where the task
+    started (restart, then the lesson so far and the task's setup replayed; never pickled), so a
+    wrong attempt cannot leave the learner stuck in a broken state. ``on_step`` sees that rebuild.
+    """
+    reference = await _reference(question, session, key)
+    moved = await _moved_start(question, session, reference, start, on_step, prelude)
+    if moved is not None:
+        return moved
+    end = await tasks.read(question, session, start)
+    verdict = tasks.judge(question, reference, end, tasks.attempt_code(session, start))
+    return await _graded_task(question, session, verdict, start, [], on_step, prelude,
+                              "The namespace is back to where this task started; your lines are in the history "
+                              "(↑) to edit and try again.")
+
+
+async def _reference(question: Question, session, key: Key | None) -> Reference:
+    if key is None or key.reference is None:
+        key = await compute_key(question, session)
+    return key.reference
+
+
+async def _moved_start(question: Question, session, reference: Reference, start: Start,
+                       on_step: OnStep | None, prelude: str) -> Grade | None:
+    """A live start that is not the solution's (the learner changed the lesson's variables before the
+    task) cannot be judged against it: rebuild it, and ask for the code again (not counted)."""
+    moved = tasks.same_start(question, start, reference)
+    if moved is None:
+        return None
+    _problems, start = await tasks.restart_at(question, session, on_step, prelude)
+    return Grade(False, f"The lesson's variables had changed before this task started ({moved}), so the "
+                 "solution's state cannot be compared with yours. They are rebuilt to where the task starts: "
+                 "run your code again.", "", retry=True, restored=True, start=start)
+
+
+async def _graded_task(question: Question, session, verdict: tasks.Verdict, start: Start,
+                       steps: list[StepResult], on_step: OnStep | None, prelude: str, undone: str) -> Grade:
+    solution = question.solution.strip()
+    if verdict.ok:
+        return Grade(True, _join("Done: the check holds.", question.explanation), solution,
+                     steps=steps, start=start)
+    problems, start = await tasks.restart_at(question, session, on_step, prelude)
+    if verdict.retry:
+        return Grade(False, _clause(verdict.message[:1].upper() + verdict.message[1:]) + ".", "", retry=True,
+                     restored=True, steps=steps, start=start)
+    detail = f" ({verdict.detail})" if verdict.detail else ""
+    if problems:
+        return Grade(False, f"Not yet: {_clause(verdict.message)}{detail}. The lesson could not rebuild where "
+                     "this task started: " + "; ".join(problems), solution, steps=steps, start=start,
+                     failed_check=verdict.message)
+    return Grade(False, f"Not yet: {_clause(verdict.message)}{detail}. {undone}", solution, restored=True,
+                 steps=steps, failed_check=verdict.message, start=start)
 
 
 def _clause(text: str) -> str:

@@ -19,8 +19,9 @@ from gradrepl.tutor.lesson import Question, Source
 
 
 def needs_kernel(question: Question) -> bool:
-    """True when the key comes from running the lesson's code, not from the author."""
-    return question.computed and question.type not in ("task", "derive")
+    """True when the key comes from running the lesson's code, not from the author (a task's key is its
+    solution's behaviour, run from the task's start)."""
+    return question.computed and question.type != "derive"
 
 
 async def rebuild(session: Session, sources: list[Source], path: str, prelude: str = "",

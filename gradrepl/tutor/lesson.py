@@ -21,6 +21,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from gradrepl.terminal_text import first_control, visible
+from gradrepl.tutor.task_checks import Check, parse_checks
 
 LESSONS_ENV = "GRADREPL_LESSONS"
 QUESTION_TYPES = ("choice", "predict", "predict_state", "task", "derive", "numeric")
@@ -33,7 +34,7 @@ _REQUIRED = {
     "choice": ("options",),
     "predict": ("ask",),
     "predict_state": ("ask",),
-    "task": ("solution",),  # and a check: `check`, or named `checks`
+    "task": ("solution", "checks"),
     "derive": ("function", "variable", "solution"),
     "numeric": ("ask", "tolerance"),
 }
@@ -95,14 +96,6 @@ class Option:
 
 
 @dataclass(frozen=True)
-class Check:
-    """One named condition of a task: an expression the kernel evaluates, and what to say when it fails."""
-
-    expr: str
-    message: str = ""
-
-
-@dataclass(frozen=True)
 class Misconception:
     """A wrong answer to a predict/numeric question worth naming when given."""
 
@@ -126,7 +119,6 @@ class Question:
     ask: str = ""
     options: list[Option] = field(default_factory=list)
     solution: str = ""
-    check: str = ""
     tolerance: float | None = None
     fields: tuple[str, ...] = DEFAULT_STATE_FIELDS
     function: str = ""
@@ -135,7 +127,7 @@ class Question:
     compare: tuple[str, ...] = ("value",)
     explanation: str = ""
     given: str = ""  # code the question depends on that ran earlier, shown (never run) with the question
-    checks: list[Check] = field(default_factory=list)  # task: every one must hold, in order
+    checks: list[Check] = field(default_factory=list)  # task: every one must hold, in order (task_checks.py)
     starter: str = ""  # task as a coding exercise: buggy code put into the editor for the learner to fix
     # What the lesson ran before this question, in order: replaying it in a
     # fresh kernel rebuilds the namespace the question is asked in.
@@ -156,7 +148,7 @@ class Question:
         """The code a question shows out of its lesson (the quiz): what it depends on, then its own code.
 
         ``given`` is the author's account of the context and replaces the setup (which may hold hidden
-        helpers such as ``_w_given``); without it the setup is shown.
+        helpers); without it the setup is shown.
         """
         starter = f"# This code has a bug; enter it fixed:\n{self.starter.strip()}" if self.starter.strip() else ""
         return "\n".join(part for part in (self.given.strip() or self.setup.strip(), self.code.strip(), starter)
@@ -522,12 +514,9 @@ def _question(content: str, path: str, fence_line: int, lesson_id: str, problems
         complain(key, f"{label}: unknown key {key!r} for a {qtype} question")
     for key in ("setup", "code", "solution", "starter"):
         _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems)
-    for key in ("ask", "check"):
-        _check_syntax(str(data.get(key) or ""), path, code_line(key), f"{label} {key}", problems, mode="eval")
+    _check_syntax(str(data.get("ask") or ""), path, code_line("ask"), f"{label} ask", problems, mode="eval")
     _check_syntax(str(data.get("given") or ""), path, code_line("given"), f"{label} given", problems)
-    checks = _checks(data, label, line_of("checks"), path, problems) if qtype == "task" else []
-    if qtype == "task" and not checks:
-        complain("check", f"{label}: a task question needs 'check' or 'checks'")
+    checks = _checks(data, label, line_of, path, problems) if qtype == "task" else []
     hints = data.get("hints") or []
     if not isinstance(hints, list) or not all(isinstance(h, str) for h in hints):
         complain("hints", f"{label}: 'hints' is a list of strings")
@@ -552,7 +541,6 @@ def _question(content: str, path: str, fence_line: int, lesson_id: str, problems
         id=qid, lesson_id=lesson_id, type=qtype, prompt=str(data["prompt"]).strip(), path=path, line=fence_line,
         hints=hints, setup=str(data.get("setup") or ""), code=str(data.get("code") or ""),
         ask=str(data.get("ask") or "").strip(), options=options, solution=str(data.get("solution") or ""),
-        check=" and ".join(f"({c.expr})" for c in checks) if len(checks) > 1 else (checks[0].expr if checks else ""),
         tolerance=tolerance, fields=fields, checks=checks, given=str(data.get("given") or "").strip("\n"),
         starter=str(data.get("starter") or ""),
         function=str(data.get("function") or ""), variable=str(data.get("variable") or ""),
@@ -593,19 +581,16 @@ def _options(raw: Any, qtype: str, computed: bool, label: str, line: int, path: 
     return options
 
 
-def _checks(data: dict, label: str, line: int, path: str, problems: list[Problem]) -> list[Check]:
-    """A task's conditions: `check: expr` is one unnamed check; `checks` lists {check, message}."""
-    checks = [Check(str(data["check"]).strip())] if str(data.get("check") or "").strip() else []
-    raw = data.get("checks")
-    if raw in (None, []):
-        return checks
-    if not isinstance(raw, list) or not all(isinstance(c, dict) and c.get("check") and c.get("message")
-                                            and not set(c) - {"check", "message"} for c in raw):
-        problems.append(Problem(path, line, f"{label}: 'checks' is a list of {{check, message}}"))
-        return checks
-    for n, item in enumerate(raw):
-        _check_syntax(str(item["check"]), path, line, f"{label} check {n + 1}", problems, mode="eval")
-        checks.append(Check(str(item["check"]).strip(), str(item["message"]).strip()))
+def _checks(data: dict, label: str, line_of, path: str, problems: list[Problem]) -> list[Check]:
+    """A task's checks: state facts compared with the solution's, or rules of the code (task_checks.py)."""
+    if "check" in data:
+        problems.append(Problem(path, line_of("check"), f"{label}: 'check' expressions ran in the learner's "
+                                "namespace, where every name they read can be rebound; write 'checks' of "
+                                "state and code instead (docs/LESSONS.md)"))
+    if data.get("checks") in (None, "", []):
+        return []
+    checks, found = parse_checks(data.get("checks"))
+    problems.extend(Problem(path, line_of("checks"), f"{label}: {message}") for message in found)
     return checks
 
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Protocol
 
 from gradrepl.kernel.protocol import StepResult
 from gradrepl.session import Session
-from gradrepl.tutor import grading
+from gradrepl.tutor import grading, tasks
 from gradrepl.tutor.asking import answer_text
 from gradrepl.tutor.grading import Grade, Key
 from gradrepl.tutor.keys import KeyKernel, needs_kernel, rebuild
@@ -259,6 +259,7 @@ class LessonRun:
         self._wrong = False       # a wrong verdict on the current question
         self._reviewed: set[str] = set()  # first verdicts already rated in this visit
         self._code_ran = False    # the current question's code ran in the live kernel (a shared key kernel)
+        self._task_start: tasks.Start | None = None  # where the open task's attempts start in the live kernel
 
     # -- where the learner is --------------------------------------------------
     @property
@@ -319,14 +320,26 @@ class LessonRun:
         if self.shares_kernel and needs_kernel(question):
             await self.key(question)  # the key's rebuild runs the setup and the code in this same kernel
             self._code_ran = True
+            if question.type == "task":  # the solution ran here for the reference: back to the task's start
+                for problem in await grading.prepare(question, self.live, self._quiet_step, self.keys.prelude):
+                    self._problem(problem)
         elif question.setup:
             await self._run_lesson_code(question.setup, question.line, index, shown=False)
-        if self.verify and question.type == "task":
-            holds, _ = await grading.check_holds(question, self.live)
-            if holds:
-                self._problem(f"{question.path}:{question.line}: task {question.id!r}: the check already holds "
-                              "before the solution runs, so any answer passes")
+        if question.type == "task":
+            self._task_start = await tasks.begin(question, self.live)
+            if self.verify:
+                await self._verify_start(question)
         self.emit(Asked(index, question, self.order(question)))
+
+    async def _verify_start(self, question: Question) -> None:
+        """lint: the task's start, with nothing typed, must not pass (else any answer does)."""
+        key = await self.key(question)
+        if key.reference is None or key.reference.error:
+            return
+        end = await tasks.read(question, self.live, self._task_start)
+        if tasks.judge(question, key.reference, end, "").ok:
+            self._problem(f"{question.path}:{question.line}: task {question.id!r}: the check already holds "
+                          "before the solution runs, so any answer passes")
 
     def advance(self) -> bool:
         """Go on to the next step once this one is finished; False at the end (or when it is not)."""
@@ -335,6 +348,7 @@ class LessonRun:
         self.index += 1
         self.progress.current_step = self.index
         self._attempts, self._wrong, self._code_ran = 0, False, False
+        self._task_start = None
         self._save()
         return True
 
@@ -382,16 +396,25 @@ class LessonRun:
 
     # -- live: tasks, reveal -------------------------------------------------------
     async def attempt(self, code: str) -> Grade:
-        """Live: run one attempt at the current task and grade the namespace; a wrong one is undone."""
+        """Live: run one attempt at the current task and judge it against the solution; a wrong one is undone."""
         question = self.question
-        grade = await grading.grade_task(question, code, self.live, in_place=True)
+        key = await self.key(question)
+        grade = await grading.grade_task(question, code, self.live, key, start=self._task_start,
+                                         on_step=self._quiet_step, prelude=self.keys.prelude)
+        self._task_start = grade.start
         for result in grade.steps:
             self._timed(result, question.line)
         return self._graded(code, grade)
 
     async def check(self) -> Grade:
-        """Live: grade the current task on the namespace as the learner left it (typed at a console)."""
-        grade = await grading.grade_task_state(self.question, self.live, on_step=self._quiet_step)
+        """Live: judge the current task on the namespace as the learner left it (typed at a console)."""
+        question = self.question
+        key = await self.key(question)
+        if self._task_start is None:  # opened before this run marked it (a restored TUI): mark it now
+            self._task_start = await tasks.begin(question, self.live)
+        grade = await grading.grade_task_state(question, self.live, key, self._task_start, self._quiet_step,
+                                               self.keys.prelude)
+        self._task_start = grade.start
         return self._graded("(task check)", grade)
 
     async def reveal(self, skipped: bool) -> None:
@@ -416,16 +439,21 @@ class LessonRun:
         self._finish(self.index)
 
     async def _solve(self, question: Question) -> list[StepResult]:
-        """The solution runs in the live kernel; if the learner's attempts left it where the solution
-        cannot work, the task's start is rebuilt and it runs once more."""
+        """The solution runs in the live kernel, from the task's start (rebuilt when the learner's attempts
+        left the kernel elsewhere), and must do what it did for the reference."""
         steps = []
+        key = await self.key(question)
         for _attempt in range(2):
+            start = self._task_start or await tasks.begin(question, self.live)
             result = await self.live.execute(question.solution)
             self._live_step(result, shown=True)
             steps.append(result)
-            if (await grading.check_holds(question, self.live))[0]:
+            if key.reference is not None and not result.error and tasks.same_start(question, start, key.reference) \
+                    is None and tasks.judge(question, key.reference, await tasks.read(question, self.live, start),
+                                            question.solution).ok:
                 return steps
-            await grading.prepare(question, self.live, self._quiet_step)
+            _problems, self._task_start = await tasks.restart_at(question, self.live, self._quiet_step,
+                                                                 self.keys.prelude)
         self._problem(f"{question.path}:{question.line}: task {question.id!r}: the solution does not pass "
                       "its own check")
         return steps

@@ -5,7 +5,9 @@ played twice in fresh kernels with its own keys as answers: every solution
 must pass its check, a task's check must fail before its solution runs, a
 choice tied to code must have exactly one option matching the computed key,
 keys must be the same on both runs, and no step may exceed the time limit.
-Every problem names a file and a line.
+Every task is then attacked (tutor/attacks.py): each fix that fixes nothing
+must be refused, as an exercise's starter code must. Every problem names a
+file and a line.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradrepl.tutor.answers import matches, read_answer
-from gradrepl.tutor.grading import check_holds, prepare
+from gradrepl.tutor import attacks, tasks
+from gradrepl.tutor.task_checks import unchecked_changes
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, Problem, load_lesson
 from gradrepl.tutor.keys import KeyKernel
 from gradrepl.tutor.lesson_rules import giveaway_problems, hint_problems
@@ -77,7 +80,7 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
         question = by_uid[uid]
         if question.type == "task":
             problems.append(f"{question.path}:{question.line}: task {question.id!r}: the solution does not pass "
-                            f"its own check ({question.check})")
+                            f"its own checks ({feedback})")
         else:
             problems.append(f"{question.path}:{question.line}: question {question.id!r}: its own key is graded "
                             f"wrong ({feedback})")
@@ -97,8 +100,9 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
     for question in lesson.questions:
         if question.type == "derive":
             problems.extend(await _derive_problems(question, session))
-        if question.starter:
-            problems.extend(await _starter_problems(question, session))
+        key = first_keys.keys.get(question.uid)
+        if question.type == "task" and key is not None and key.reference is not None and not key.reference.error:
+            problems.extend(await _task_problems(question, key.reference, session, first_keys.prelude))
     return problems
 
 
@@ -126,15 +130,37 @@ async def _play(lesson: Lesson, session, seed: int,
     return await run.play(KeyAnswerer(), 0), keys
 
 
-async def _starter_problems(question, session) -> list[str]:
-    """An exercise's starter code must fail its check: the bug is the point."""
-    problems = [str(p) for p in await prepare(question, session)]
-    await session.execute(question.starter)
-    holds, _ = await check_holds(question, session)
-    if holds:
-        problems.append(f"{question.path}:{question.line}: task {question.id!r}: the starter code already passes "
-                        "the check, so there is nothing to fix")
+async def _task_problems(question, reference: tasks.Reference, session, prelude: str) -> list[str]:
+    """An exercise's starter code must be refused (the bug is the point), and so must every fix that
+    fixes nothing (attacks.py)."""
+    where = f"{question.path}:{question.line}: task {question.id!r}"
+    problems = []
+    starter_runs = False
+    if question.starter.strip():
+        verdict = await _attempt(question, reference, question.starter, session, prelude)
+        starter_runs = not verdict.message.startswith("raised ")
+        if verdict.ok:
+            problems.append(f"{where}: the starter code already passes the check, so there is nothing to fix")
+    for path in unchecked_changes(question.checks, reference.start, reference.end):
+        problems.append(f"{where}: the solution changes {path}, and no check compares it, so an attempt may "
+                        "leave it as it was: add a state check on it")
+    for move in attacks.moves(question, reference.start, reference.end, starter_runs=starter_runs):
+        if (await _attempt(question, reference, move.code, session, prelude)).ok:
+            shown = "\n      ".join(move.code.splitlines()[:6])
+            problems.append(f"{where}: a fix that fixes nothing is accepted ({move.name}):\n      {shown}")
     return problems
+
+
+async def _attempt(question, reference: tasks.Reference, code: str, session, prelude: str = "") -> tasks.Verdict:
+    """One attempt from the task's start (``prelude``: the seed its reference ran with), judged as a
+    learner's would be (nothing is undone after it)."""
+    problems, start = await tasks.restart_at(question, session, prelude=prelude)
+    if problems:
+        return tasks.Verdict(False, "; ".join(problems))
+    result = await session.execute(code)
+    if result.error:
+        return tasks.Verdict(False, f"raised {result.error.type}")
+    return tasks.judge(question, reference, await tasks.read(question, session, start), code)
 
 
 def _key_problems(question, key) -> list[str]:

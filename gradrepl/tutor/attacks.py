@@ -1,0 +1,238 @@
+"""Fixes that fix nothing: the moves `gradrepl lint` tries on every task, which must all be refused.
+
+Each move is code a learner might type to make a check say "done" without
+doing the task, written from the solution's own start and end states (so it
+knows the answer, as a learner who skipped once would):
+
+- **assign**: the solution's final values and .grad set directly (a new tensor
+  made with them, weights copied in, ``x.grad = torch.tensor(12.)``);
+- **rebind**: every name the task does not name rebound to a stand-in that
+  agrees (lists of 1000 items, functions returning 0), as a learner rebinds
+  ``_passes`` or ``loss_fn``;
+- **patch**: torch's comparisons and readers patched to agree
+  (``torch.allclose``, ``torch.equal``, ``Tensor.tolist``, ``.item``, ``.grad``,
+  ``.requires_grad``);
+- **replace**: the object the task is about replaced by a fresh one holding the
+  solution's final state (``model[0] = nn.Linear(3, 4).requires_grad_(False)``),
+  or by a tensor subclass whose readers say the solution's values;
+- **first only**: of several tensors the task changes, only the first fixed.
+
+An exercise's moves are also tried after its starter code. Moves are data for
+the kernel like any attempt; nothing here runs them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gradrepl.tutor.code_rules import lesson_numbers
+from gradrepl.tutor.lesson import Question
+from gradrepl.tutor.task_checks import flatten, under
+
+KEEP = {"torch", "nn", "F", "help"}
+MAX_REPLACEMENTS = 4
+
+
+@dataclass(frozen=True)
+class Move:
+    name: str
+    code: str
+
+
+def moves(question: Question, start: dict, end: dict, numbers: set[float] | None = None,
+          starter_runs: bool = True) -> list[Move]:
+    """Every move for this task, from the solution's start and end states, each with the starter first
+    too when the task has one that runs without raising (``starter_runs``)."""
+    numbers = numbers if numbers is not None else lesson_numbers(
+        [question.prompt, question.solution, question.starter, question.setup, question.given])
+    paths = _paths(question, end)
+    found = [m for m in (_assign(paths, start, end, numbers), _rebind(question, start, paths),
+                         _patch(paths, end), *_replace(question, paths, start, end), _liar(question, end),
+                         _first_only(paths, start, end)) if m is not None]
+    if question.starter.strip() and starter_runs:
+        found += [Move(f"{m.name}, after the starter", question.starter.rstrip() + "\n" + m.code) for m in found]
+    return found
+
+
+def _paths(question: Question, end: dict) -> list[str]:
+    seen: dict[str, None] = {}
+    for check in question.checks:
+        if check.target:
+            for path in under(end, check.target):
+                seen.setdefault(path, None)
+    return list(seen)
+
+
+# -- the moves ------------------------------------------------------------------------
+
+def _assign(paths: list[str], start: dict, end: dict, numbers: set[float]) -> Move | None:
+    lines: list[str] = []
+    typed = False  # at least one value that the lesson never wrote: the answer, typed in
+    for path in paths:
+        entry, before = end["entries"][path], start.get("entries", {}).get(path, {})
+        if entry.get("kind") == "value" and _is_name(path):
+            if entry.get("value") != before.get("value"):
+                lines.append(f"{path} = {_literal(entry.get('value'))}")
+                typed = typed or not _known(entry.get("value"), numbers)
+            continue
+        if entry.get("kind") != "tensor" or entry.get("values") is None:
+            continue
+        identity = str(entry.get("identity") or "")
+        if identity.startswith("new:") and identity[4:] != path:
+            if _is_name(path):
+                lines.append(f"{path} = {identity[4:]}")
+            continue
+        if identity.startswith("new:"):
+            if not _is_name(path):
+                continue
+            lines.append(f"{path} = {_tensor(entry)}")
+            typed = typed or not _known(entry.get("values"), numbers)
+        elif entry.get("values") != before.get("values"):
+            lines.append(f"with torch.no_grad():\n    {path}.copy_({_tensor(entry, flags=False)})")
+            typed = typed or not _known(entry.get("values"), numbers)
+        grad = entry.get("grad")
+        if _grad_of(grad) != _grad_of(before.get("grad")) or identity.startswith("new:"):
+            lines.append(f"{path}.grad = {_grad(grad)}")
+            typed = typed or grad is not None
+    return Move("assign the solution's final values and .grad directly", "\n".join(lines)) if typed else None
+
+
+def _rebind(question: Question, start: dict, paths: list[str]) -> Move | None:
+    roots = {p.split(".")[0].split("[")[0] for p in paths}
+    lines = []
+    for name, kind in sorted((start.get("names") or {}).items()):
+        if name in KEEP or name in roots or not name.isidentifier():
+            continue
+        stand_in = {"collection": "[1] * 1000", "callable": "lambda *a, **k: torch.tensor(0.0)",
+                    "module": "lambda *a, **k: torch.tensor(0.0)", "value": "True",
+                    "tensor": "torch.tensor(0.0)"}.get(kind)
+        if stand_in:
+            lines.append(f"{name} = {stand_in}")
+    return Move("rebind every other name the check could read", "\n".join(lines)) if lines else None
+
+
+def _patch(paths: list[str], end: dict) -> Move | None:
+    first = next((end["entries"][p] for p in paths if end["entries"][p].get("kind") == "tensor"
+                  and end["entries"][p].get("values") is not None), None)
+    lines = ["torch.allclose = lambda *a, **k: True", "torch.equal = lambda *a, **k: True",
+             "torch.isclose = lambda *a, **k: torch.tensor(True)"]
+    if first is not None:
+        values, grad = first.get("values"), first.get("grad")
+        lines += [f"torch.Tensor.tolist = lambda self, *a, **k: {_literal(values)}",
+                  f"torch.Tensor.item = lambda self: {_literal(flatten(values)[0] if flatten(values) else 0.0)}",
+                  f"torch.Tensor.requires_grad = property(lambda self: {first.get('requires_grad')!r})",
+                  f"torch.Tensor.is_leaf = property(lambda self: {first.get('is_leaf')!r})"]
+        if grad is not None and grad.get("values") is not None:
+            lines.append(f"torch.Tensor.grad = property(lambda self: {_grad(grad)})")
+    return Move("patch torch's comparisons and readers to agree", "\n".join(lines))
+
+
+def _replace(question: Question, paths: list[str], start: dict, end: dict) -> list[Move]:
+    """Each object the task started from, replaced by a fresh one holding the solution's final state."""
+    found = []
+    for path in paths:
+        entry = end["entries"][path]
+        if not str(entry.get("identity") or "").startswith("start:") or path.endswith(".grad"):
+            continue
+        if entry.get("kind") == "tensor" and entry.get("values") is not None and _is_name(path):
+            code = f"{path} = {_tensor(entry)}"
+            if entry.get("grad") is not None:
+                code += f"\n{path}.grad = {_grad(entry['grad'])}"
+        elif entry.get("kind") == "module" and "." not in path:
+            code = f"import copy\n{path} = copy.deepcopy({path})" + "".join(
+                "\n" + _set_tensor(p, end["entries"][p]) for p in under(end, path)
+                if end["entries"][p].get("kind") == "tensor" and end["entries"][p].get("values") is not None)
+        else:
+            continue
+        found.append(Move(f"replace {path} with a fresh object holding the solution's state", code))
+        if len(found) >= MAX_REPLACEMENTS:
+            break
+    return found
+
+
+def _liar(question: Question, end: dict) -> Move | None:
+    """A tensor subclass whose readers say the solution's values, in place of the first tensor target."""
+    for check in question.checks:
+        entry = end.get("entries", {}).get(check.target) if check.target else None
+        if entry and entry.get("kind") == "tensor" and entry.get("values") is not None and _is_name(check.target):
+            values = _literal(entry.get("values"))
+            code = ("class _Agrees(torch.Tensor):\n"
+                    f"    def tolist(self, *a, **k):\n        return {values}\n"
+                    f"    def item(self):\n        return {_literal((flatten(entry['values']) or [0.0])[0])}\n"
+                    f"{check.target} = torch.Tensor._make_subclass(_Agrees, {_tensor(entry, flags=False)}, "
+                    f"{entry.get('requires_grad')!r})")
+            if entry.get("grad") is not None:
+                code += f"\n{check.target}.grad = {_grad(entry['grad'])}"
+            return Move(f"replace {check.target} with a tensor subclass that reports the solution's values", code)
+    return None
+
+
+def _first_only(paths: list[str], start: dict, end: dict) -> Move | None:
+    changed = [p for p in paths if end["entries"][p].get("kind") == "tensor" and _changed(
+        start.get("entries", {}).get(p), end["entries"][p])]
+    if len(changed) < 2:
+        return None
+    path, entry = changed[0], end["entries"][changed[0]]
+    if str(entry.get("identity") or "").startswith("new:"):
+        if not _is_name(path):
+            return None
+        code = f"{path} = {_tensor(entry)}\n{path}.grad = {_grad(entry.get('grad'))}"
+    else:
+        code = _set_tensor(path, entry)
+    return Move(f"fix only the first of the tensors the task changes ({path})", code)
+
+
+# -- writing code ------------------------------------------------------------------------
+
+def _changed(before: dict | None, after: dict) -> bool:
+    if before is None or before.get("kind") != "tensor":
+        return True
+    return any(before.get(k) != after.get(k) for k in ("values", "requires_grad")) or \
+        _grad_of(before.get("grad")) != _grad_of(after.get("grad"))
+
+
+def _set_tensor(path: str, entry: dict) -> str:
+    lines = [f"with torch.no_grad():\n    {path}.copy_({_tensor(entry, flags=False)})"]
+    if entry.get("is_leaf"):
+        lines.append(f"{path}.requires_grad_({entry.get('requires_grad')!r})")
+    lines.append(f"{path}.grad = {_grad(entry.get('grad'))}")
+    return "\n".join(lines)
+
+
+def _grad_of(grad: dict | None) -> Any:
+    return None if grad is None else grad.get("values")
+
+
+def _tensor(entry: dict, flags: bool = True) -> str:
+    args = f"{_literal(entry.get('values'))}, dtype={entry.get('dtype')}"
+    if flags and entry.get("requires_grad"):
+        args += ", requires_grad=True"
+    return f"torch.tensor({args})"
+
+
+def _grad(grad: dict | None) -> str:
+    if grad is None or grad.get("values") is None:
+        return "None"
+    return f"torch.tensor({_literal(grad['values'])}, dtype={grad.get('dtype')})"
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, str) and value in ("nan", "inf", "-inf"):
+        return f"float({value!r})"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    return repr(value)
+
+
+def _known(values: Any, numbers: set[float]) -> bool:
+    """Every number in ``values`` is one the lesson writes (making it is not typing in an answer)."""
+    return all(any(math.isclose(float(v), n, rel_tol=1e-9, abs_tol=1e-12) for n in numbers)
+               for v in flatten(values) if isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _is_name(path: str) -> bool:
+    return path.isidentifier()

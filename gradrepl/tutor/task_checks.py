@@ -1,0 +1,460 @@
+"""A task's checks: what a lesson says to compare, and the comparison itself (no kernel, no torch).
+
+A task is judged by behaviour: the state the learner's code left is compared
+with the state the lesson's solution leaves from the same start (tutor/tasks.py
+runs both and reads them through the kernel's ``task_state`` op, as plain
+data). A check names a **target** (``w``, ``model[0]``, ``opt``, ``x.grad``) and
+the **facts** of it to compare; a module's facts are those of every parameter
+under it. A ``code`` check reads the attempt's source instead (code_rules.py),
+for a prompt that names a form. Each check has the message a learner reads when
+it is the first that fails.
+
+Nothing here evaluates lesson or learner text: targets are parsed with ``ast``
+into steps the kernel walks (name, attribute, integer index).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from gradrepl.tutor.code_rules import RULES
+
+# Facts of a tensor (a module's check applies them to each of its parameters and buffers).
+TENSOR_FACTS = {
+    "type": "only what it is (a tensor, None, a number; exact torch classes): every check compares that",
+    "value": "dtype, shape and values",
+    "dtype": "the dtype",
+    "shape": "the shape",
+    "values": "the values",
+    "floating": "whether the dtype is floating-point",
+    "requires_grad": "the requires_grad flag",
+    "is_leaf": "whether it is a leaf",
+    "grad_fn": "the grad_fn's name",
+    "retains_grad": "whether it retains its grad",
+    "has_grad": "whether .grad is None",
+    "grad": ".grad: None, or its dtype, shape and values",
+    "grad_identity": "which tensor .grad is (the one the task started with, or a new one)",
+    "identity": "which object it is (the one the task started with, or a new one, or the same as another target)",
+    "backward": "whether a backward pass reached it",
+    "backward_count": "how many backward passes reached it",
+    "root": "whether a backward pass started at it",
+    "root_count": "how many backward passes started at it",
+    "grad_by_backward": ".grad is what the last backward pass left (not set or changed by hand)",
+    "graph": "the kinds of operation (grad_fn names) the last backward pass reaching it went through",
+    "pass_grads": "what each backward pass added to .grad (in any order): the passes themselves, not only their sum",
+}
+MODULE_FACTS = {"type", "identity", "training"}
+OPTIMIZER_FACTS = {"type", "identity", "params", "hyper"}
+VALUE_FACTS = {"type", "value"}
+ALL_FACTS = set(TENSOR_FACTS) | MODULE_FACTS | OPTIMIZER_FACTS | VALUE_FACTS
+DEFAULT_FACTS = ("value", "requires_grad", "is_leaf", "grad", "identity", "params", "hyper")
+CHECK_KEYS = {"state", "code", "facts", "message", "tolerance", "zero_grad_is_none"}
+
+RTOL = 1e-4    # relative tolerance of values, after the absolute one: a solution written another way
+ATOL = 1e-5    # (loss / 4 instead of the mean, a loop written out) differs in the last bits
+
+
+@dataclass(frozen=True)
+class Check:
+    """One condition of a task: facts of a target compared with the solution's, or a rule of the code."""
+
+    message: str
+    target: str = ""                       # a state check: what it is about
+    facts: tuple[str, ...] = DEFAULT_FACTS
+    rule: str = ""                         # a code check: a name in code_rules.RULES
+    tolerance: float | None = None         # absolute, for values (default ATOL, plus RTOL)
+    zero_grad_is_none: bool = False        # a .grad of zeros and no .grad count as the same (both cleared)
+
+    @property
+    def kind(self) -> str:
+        return "code" if self.rule else "state"
+
+    def describe(self) -> str:
+        if self.rule:
+            return f"code: {self.rule}"
+        return f"{self.target}: {', '.join(self.facts)}"
+
+
+class TargetError(ValueError):
+    pass
+
+
+def target_steps(text: str) -> list[list[Any]]:
+    """`model[0].weight` as [["name", "model"], ["index", 0], ["attr", "weight"]] (parsed, never run)."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise TargetError(f"{text!r} is not a name, attribute or [index] path") from None
+    steps: list[list[Any]] = []
+    while True:
+        if isinstance(node, ast.Name):
+            steps.append(["name", node.id])
+            return steps[::-1]
+        if isinstance(node, ast.Attribute):
+            steps.append(["attr", node.attr])
+            node = node.value
+        elif isinstance(node, ast.Subscript) and _integer(node.slice) is not None:
+            steps.append(["index", _integer(node.slice)])
+            node = node.value
+        else:
+            raise TargetError(f"{text!r}: a target is a name followed by .attributes and [integer] indexes")
+
+
+def canonical(text: str) -> str:
+    """The target as the kernel names its entries: `model[0].weight`, spaces gone."""
+    out = ""
+    for kind, arg in target_steps(text):
+        out += arg if kind == "name" else (f"[{arg}]" if kind == "index" else f".{arg}")
+    return out
+
+
+def _integer(node) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
+def parse_checks(raw: Any) -> tuple[list[Check], list[str]]:
+    """A task's `checks` list as Checks, and what is wrong with it (messages without a place)."""
+    problems: list[str] = []
+    if not isinstance(raw, list) or not raw:
+        return [], ["'checks' is a list of checks, each {state: TARGET, facts: [...], message} or "
+                    "{code: RULE, message}"]
+    checks = []
+    for n, item in enumerate(raw, 1):
+        where = f"check {n}"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: a check is a mapping ({{state: w, facts: [grad], message: ...}})")
+            continue
+        unknown = set(item) - CHECK_KEYS
+        if unknown:
+            problems.append(f"{where}: unknown keys {sorted(unknown)} (known: {', '.join(sorted(CHECK_KEYS))})")
+        message = str(item.get("message") or "").strip()
+        if not message:
+            problems.append(f"{where}: needs a 'message', what a learner reads when it is the first to fail")
+        if bool(item.get("state")) == bool(item.get("code")):
+            problems.append(f"{where}: give one of 'state' (a target to compare) or 'code' (a rule of the code)")
+            continue
+        if item.get("code"):
+            rule = str(item["code"]).strip()
+            if rule not in RULES:
+                problems.append(f"{where}: unknown code rule {rule!r} (known: {', '.join(sorted(RULES))})")
+                continue
+            checks.append(Check(message, rule=rule))
+            continue
+        target = str(item["state"]).strip()
+        try:
+            target = canonical(target)
+        except TargetError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        facts = item.get("facts", list(DEFAULT_FACTS))
+        facts = [f.strip() for f in facts.split(",")] if isinstance(facts, str) else facts
+        if not isinstance(facts, list) or not facts or not all(isinstance(f, str) for f in facts):
+            problems.append(f"{where}: 'facts' is a list of fact names")
+            continue
+        unknown_facts = [f for f in facts if f not in ALL_FACTS]
+        if unknown_facts:
+            problems.append(f"{where}: unknown facts {unknown_facts} (known: {', '.join(sorted(ALL_FACTS))})")
+            continue
+        tolerance = item.get("tolerance")
+        if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
+                                      or tolerance < 0):
+            problems.append(f"{where}: 'tolerance' is a number >= 0")
+            continue
+        checks.append(Check(message, target=target, facts=tuple(facts), tolerance=tolerance,
+                            zero_grad_is_none=bool(item.get("zero_grad_is_none"))))
+    if checks and not any(c.kind == "state" for c in checks) and not problems:
+        problems.append("a task needs at least one 'state' check: it is judged by what its code does")
+    return checks, problems
+
+
+def targets(checks: list[Check]) -> list[list[Any]]:
+    """What the kernel reads for these checks: [text, steps] for each target, once, in order."""
+    seen: dict[str, list[Any]] = {}
+    for check in checks:
+        if check.target and check.target not in seen:
+            seen[check.target] = [check.target, target_steps(check.target)]
+    return list(seen.values())
+
+
+# -- comparing -------------------------------------------------------------------------
+
+def under(state: dict, target: str) -> list[str]:
+    """The entries a check on ``target`` covers: the target and everything read under it, in order."""
+    return [p for p in state.get("order", []) if p == target or p.startswith(target + ".") or
+            p.startswith(target + "[")]
+
+
+def difference(check: Check, learner: dict, reference: dict) -> str | None:
+    """What differs between the learner's state and the solution's for this check (None: nothing)."""
+    if learner.get("unreadable"):
+        return str(learner["unreadable"])
+    if reference.get("unreadable"):
+        return "the solution's state could not be read: " + str(reference["unreadable"])
+    ours, theirs = learner.get("entries", {}), reference.get("entries", {})
+    paths = under(reference, check.target)
+    extra = [p for p in under(learner, check.target) if p not in theirs]
+    for path in paths:
+        found = _entry_difference(check, path, ours.get(path), theirs[path])
+        if found:
+            return found
+    if extra:
+        return f"{extra[0]} is there, and the solution has no such thing"
+    return None
+
+
+def _entry_difference(check: Check, path: str, mine: dict | None, theirs: dict) -> str | None:
+    if mine is None or mine.get("kind") == "missing":
+        return None if theirs.get("kind") == "missing" else f"{path} is not there"
+    if theirs.get("kind") == "missing":
+        return f"{path} exists; the solution has none"
+    if mine.get("kind") != theirs.get("kind") or mine.get("type") != theirs.get("type"):
+        return f"{path} is a {_type_text(mine)}, not a {_type_text(theirs)}"
+    if mine.get("unreadable"):
+        return f"{path} cannot be judged: {mine['unreadable']}"
+    if theirs.get("unreadable"):
+        return f"the solution's {path} could not be read: {theirs['unreadable']}"
+    kind = theirs.get("kind")
+    if kind == "tensor":
+        return _tensor_difference(check, path, mine, theirs)
+    if kind == "module":
+        if "identity" in check.facts and mine.get("identity") != theirs.get("identity"):
+            return _identity_text(path, mine.get("identity"), theirs.get("identity"))
+        if "training" in check.facts and mine.get("training") != theirs.get("training"):
+            return f"{path} is in {'training' if mine.get('training') else 'eval'} mode"
+        if (mine.get("parameters"), mine.get("children")) != (theirs.get("parameters"), theirs.get("children")):
+            return f"{path} has other parameters or layers than the solution's"
+        return None
+    if kind == "optimizer":
+        return _optimizer_difference(check, path, mine, theirs)
+    if kind == "value":
+        if "value" in check.facts and not same_values(mine.get("value"), theirs.get("value"), check.tolerance):
+            return f"{path} is {_short(mine.get('value'))}"
+        return None
+    if "identity" in check.facts and mine.get("identity") != theirs.get("identity"):
+        return _identity_text(path, mine.get("identity"), theirs.get("identity"))
+    if kind == "sequence" and mine.get("length") != theirs.get("length"):
+        return f"{path} has {mine.get('length')} items"
+    return None
+
+
+def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str | None:
+    facts, tol = check.facts, check.tolerance
+    for fact in facts:
+        found = None
+        if fact in ("value", "dtype") and mine.get("dtype") != theirs.get("dtype"):
+            found = f"{path} is {mine.get('dtype')}, not {theirs.get('dtype')}"
+        elif fact in ("value", "shape") and mine.get("shape") != theirs.get("shape"):
+            found = f"{path} has shape {tuple(mine.get('shape') or ())}, not {tuple(theirs.get('shape') or ())}"
+        elif fact in ("value", "values") and not same_values(mine.get("values"), theirs.get("values"), tol):
+            found = f"{path} holds other values than the solution leaves there"
+        elif fact == "floating" and _floating(mine.get("dtype")) != _floating(theirs.get("dtype")):
+            found = f"{path} is {mine.get('dtype')}" + (", not floating-point" if _floating(theirs.get("dtype")) else "")
+        elif fact in ("requires_grad", "is_leaf", "retains_grad", "grad_fn") and mine.get(fact) != theirs.get(fact):
+            found = f"{path}.{fact} is {mine.get(fact)}"
+        elif fact == "has_grad" and (mine.get("grad") is None) != (theirs.get("grad") is None):
+            found = f"{path}.grad is None" if mine.get("grad") is None else f"{path}.grad is not None"
+        elif fact == "grad":
+            found = _grad_difference(path, mine.get("grad"), theirs.get("grad"), tol, check.zero_grad_is_none)
+        elif fact == "grad_identity":
+            ours = (mine.get("grad") or {}).get("identity")
+            want = (theirs.get("grad") or {}).get("identity")
+            if ours != want and mine.get("grad") is not None and theirs.get("grad") is not None:
+                found = _identity_text(path + ".grad", ours, want)
+        elif fact == "identity" and mine.get("identity") != theirs.get("identity"):
+            found = _identity_text(path, mine.get("identity"), theirs.get("identity"))
+        elif fact in ("backward", "root"):
+            if bool(mine.get(fact)) != bool(theirs.get(fact)):
+                verb = "reached" if fact == "backward" else "started at"
+                found = (f"no backward pass {verb} {path}" if not mine.get(fact)
+                         else f"a backward pass {verb} {path}, and the solution's does not")
+        elif fact in ("backward_count", "root_count"):
+            key = fact.removesuffix("_count")
+            if (mine.get(key) or 0) != (theirs.get(key) or 0):
+                verb = "reached" if key == "backward" else "started at"
+                found = f"backward passes {verb} {path} {mine.get(key) or 0} time(s), not {theirs.get(key) or 0}"
+        elif fact == "graph" and mine.get("graph") != theirs.get("graph"):
+            found = (f"the last backward pass reaching {path} went through "
+                     f"{', '.join(mine.get('graph') or []) or 'no operations'}, not the solution's operations")
+        elif fact == "pass_grads" and not same_passes(mine.get("pass_grads"), theirs.get("pass_grads"), tol):
+            count = len(mine.get("pass_grads") or [])
+            found = f"the {count} backward pass(es) reaching {path} each added other gradients than the solution's"
+        elif fact == "grad_by_backward" and theirs.get("grad_by_backward") and not mine.get("grad_by_backward"):
+            found = (f"{path}.grad is not what a backward pass left there: it was set or changed by hand"
+                     if mine.get("grad") is not None else f"{path}.grad is None")
+        if found:
+            return found
+    return None
+
+
+def same_passes(mine: list | None, theirs: list | None, tol: float | None) -> bool:
+    """Two lists of per-pass gradient additions match one to one, in any order (None: not logged)."""
+    if mine is None or theirs is None:
+        return mine is None and theirs is None
+    if len(mine) != len(theirs):
+        return False
+    left = list(theirs)
+    for added in mine:
+        match = next((i for i, other in enumerate(left) if same_values(added, other, tol)), None)
+        if match is None:
+            return False
+        left.pop(match)
+    return True
+
+
+def _grad_difference(path: str, mine: dict | None, theirs: dict | None, tol: float | None,
+                     zero_is_none: bool) -> str | None:
+    if zero_is_none:
+        mine, theirs = _cleared(mine), _cleared(theirs)
+    if mine is None and theirs is None:
+        return None
+    if mine is None:
+        return f"{path}.grad is None"
+    if theirs is None:
+        return f"{path}.grad is not None" + (" and not zeros" if zero_is_none else "")
+    if mine.get("type") != theirs.get("type") or mine.get("unreadable"):
+        return f"{path}.grad cannot be judged: " + str(mine.get("unreadable") or f"it is a {mine.get('type')}")
+    if (mine.get("dtype"), mine.get("shape")) != (theirs.get("dtype"), theirs.get("shape")):
+        return f"{path}.grad has another shape or dtype than the solution's"
+    if not same_values(mine.get("values"), theirs.get("values"), tol):
+        return f"{path}.grad holds other values than the solution leaves there"
+    return None
+
+
+def _cleared(grad: dict | None) -> dict | None:
+    """A .grad of zeros counts as no .grad (zero_grad_is_none)."""
+    if grad is None:
+        return None
+    values = grad.get("values")
+    return None if values is not None and all(v == 0 for v in flatten(values)) else grad
+
+
+def _optimizer_difference(check: Check, path: str, mine: dict, theirs: dict) -> str | None:
+    if "identity" in check.facts and mine.get("identity") != theirs.get("identity"):
+        return _identity_text(path, mine.get("identity"), theirs.get("identity"))
+    ours, want = mine.get("groups") or [], theirs.get("groups") or []
+    if "params" in check.facts:
+        if len(ours) != len(want) or any(Counter(a["params"]) != Counter(b["params"]) for a, b in zip(ours, want)):
+            return f"{path} holds other parameters than the solution's: " + _param_words(ours, want)
+    if "hyper" in check.facts:
+        for a, b in zip(ours, want):
+            for name in sorted(set(a["hyper"]) | set(b["hyper"])):
+                if not same_values(a["hyper"].get(name), b["hyper"].get(name), check.tolerance):
+                    return f"{path}'s {name} is {_short(a['hyper'].get(name))}"
+    return None
+
+
+def _param_words(ours: list[dict], want: list[dict]) -> str:
+    have = {label for g in ours for label in g["params"]}
+    need = {label for g in want for label in g["params"]}
+    missing = sorted(need - have)
+    extra = sorted(have - need)
+    parts = []
+    if extra:
+        parts.append("it also has " + ", ".join(_label_name(x) for x in extra))
+    if missing:
+        parts.append("it lacks " + ", ".join(_label_name(x) for x in missing))
+    return "; ".join(parts) or "in another grouping"
+
+
+def _label_name(label: str) -> str:
+    kind, _, path = label.partition(":")
+    return path if kind == "start" else f"a new tensor ({path})"
+
+
+def _identity_text(path: str, mine: str | None, theirs: str | None) -> str:
+    mine, theirs = mine or "", theirs or ""
+    if theirs.startswith("start:") and theirs[6:] == path:
+        return f"{path} is not the object the task started with (it names a new one)"
+    if theirs.startswith("start:"):
+        return f"{path} should be {theirs[6:]} as the task started, and is not"
+    if mine.startswith("start:") and mine[6:] == path:
+        return f"{path} is still the object the task started with; the solution makes a new one"
+    if theirs.startswith("new:") and theirs[4:] != path:
+        return f"{path} should be the same object as {theirs[4:]}, and is not"
+    return f"{path} is not the object it should be"
+
+
+def _type_text(entry: dict) -> str:
+    kind = entry.get("kind")
+    if kind in ("missing", "unreadable"):
+        return kind
+    return str(entry.get("type") or kind)
+
+
+def _floating(dtype: str | None) -> bool:
+    return bool(dtype) and any(word in dtype for word in ("float", "half", "double", "bfloat"))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+CHANGE_FACTS = ("value", "requires_grad", "is_leaf", "grad_fn", "retains_grad", "grad", "identity", "params",
+                "hyper", "training")
+
+
+def unchecked_changes(checks: list[Check], start: dict, end: dict) -> list[str]:
+    """What the solution changes in place among the things the task started with that no check
+    compares (a learner's attempt could leave them as they were and still pass). A name the solution
+    binds to a new object (a loss, a loop variable) is a result made on the way, not state changed."""
+    covered = {p for check in checks if check.target for p in under(end, check.target)}
+    probe = Check("", facts=CHANGE_FACTS)
+    found: list[str] = []
+    for path in end.get("order", []):
+        before = start.get("entries", {}).get(path)
+        if path in covered or before is None or any(path.startswith(f + ".") or path.startswith(f + "[")
+                                                    for f in found):
+            continue
+        after = end["entries"][path]
+        if after.get("identity") and after.get("identity") != before.get("identity"):
+            continue
+        if _entry_difference(probe, path, after, before):
+            found.append(path)
+    return found
+
+
+def flatten(values: Any) -> list:
+    if isinstance(values, list):
+        return [x for v in values for x in flatten(v)]
+    return [values]
+
+
+def same_values(a: Any, b: Any, tolerance: float | None = None) -> bool:
+    """Nested lists of numbers equal within tolerance (NaN equals NaN); anything else exactly."""
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
+            all(same_values(x, y, tolerance) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if not (_number(a) and _number(b)):
+        return a == b
+    x, y = float(a), float(b)
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    return math.isclose(x, y, rel_tol=RTOL, abs_tol=ATOL if tolerance is None else tolerance)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) or value in ("nan", "inf", "-inf")
+
+
+def numbers_in(state: dict, checks: list[Check]) -> list[float]:
+    """Every number the checked targets hold in a state (for the rule against typed-in answers)."""
+    found: list[float] = []
+    paths = {p for check in checks if check.target for p in under(state, check.target)}
+    for path, entry in state.get("entries", {}).items():
+        if path not in paths:
+            continue
+        for values in (entry.get("values"), (entry.get("grad") or {}).get("values"), entry.get("value")):
+            found.extend(float(v) for v in flatten(values) if isinstance(v, (int, float)) and not isinstance(v, bool))
+    return found

@@ -1,0 +1,157 @@
+"""Tasks judged by behaviour: the learner's state against the solution's, from the same start.
+
+The solution runs in a kernel the learner never touched (a key kernel, or the
+shared kernel just restarted: a fresh process), from the task's start: its
+start and end states are the reference. The learner's attempt runs in the live
+kernel from the same start. Both states are read by the kernel's
+``task_state`` op (plain data, read with references captured before any
+learner code) and compared here, in the frontend, where no learner code runs:
+so rebinding a helper, patching ``torch.allclose`` or ``Tensor.tolist``, or a
+tensor subclass that lies, changes nothing the verdict rests on.
+
+A verdict is, in order: the attempt does not reach into the tutor's internals;
+each of the task's checks holds (state facts, code rules; the first failing
+one's message is shown with what differs); the attempt did not type in a
+number that only the solution's computation gives.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from gradrepl.tutor import code_rules
+from gradrepl.tutor.lesson import Question
+from gradrepl.tutor.replay import OnStep, prepare
+from gradrepl.tutor.task_checks import Check, difference, numbers_in, targets
+
+START_FACTS = ("value", "requires_grad", "is_leaf", "retains_grad", "grad")
+
+
+@dataclass
+class Reference:
+    """What the solution does from the task's start: the states before and after it."""
+
+    start: dict
+    end: dict
+    error: str = ""                    # the solution raised: the lesson's bug
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Start:
+    """Where an attempt starts in the live kernel: its state, the kernel's token, the history mark."""
+
+    state: dict
+    history: int
+
+    @property
+    def token(self) -> str:
+        return str(self.state.get("token") or "")
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    message: str = ""     # the failing check's message (or a general rule's)
+    detail: str = ""      # what differs, in words
+    retry: bool = False   # no verdict on the learner's code: the start had to be rebuilt
+
+
+def _targets(question: Question) -> list:
+    return targets(question.checks)
+
+
+async def begin(question: Question, session, everything: bool = False) -> Start:
+    """Mark the task's start in the kernel holding it (after its setup): identities, the backward log."""
+    state = await session.task_state(_targets(question), True, everything=everything)
+    return Start(state, len(session.history))
+
+
+async def read(question: Question, session, start: Start, everything: bool = False) -> dict:
+    return await session.task_state(_targets(question), False, start.token, everything)
+
+
+async def reference(question: Question, session) -> Reference:
+    """In a kernel holding the task's start (the caller rebuilt it): read it, run the solution, read again."""
+    start = await begin(question, session, everything=True)
+    result = await session.execute(question.solution)
+    ref = Reference(start.state, await read(question, session, start, everything=True))
+    if result.error:
+        ref.error = f"{result.error.type}: {result.error.message}"
+        ref.problems.append(f"{question.path}:{question.line}: task {question.id!r}: the solution raised "
+                            f"{ref.error}")
+    elif not start.state or not ref.end:
+        ref.problems.append(f"{question.path}:{question.line}: task {question.id!r}: no kernel read the "
+                            "solution's state")
+    return ref
+
+
+def same_start(question: Question, start: Start, ref: Reference) -> str | None:
+    """What differs between the live start and the solution's (None: the same start)."""
+    for text, _steps in _targets(question):
+        found = difference(Check("", target=text, facts=START_FACTS), start.state, ref.start)
+        if found:
+            return found
+    return None
+
+
+def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
+    """The verdict on an attempt (its code, and the state it left)."""
+    if not end.get("started", False):
+        return Verdict(False, "the kernel was restarted since this task started, so its start is rebuilt; "
+                       "run your code again", retry=True)
+    reached = code_rules.reaches_in(code)
+    if reached:
+        return Verdict(False, f"your code uses `{reached}`, which reaches into Python's or the tutor's own "
+                       "workings; no task needs that, and a state it may have rewritten cannot be judged")
+    for check in question.checks:
+        if check.kind == "code":
+            breach = code_rules.rule_breach(check.rule, code)
+            if breach:
+                return Verdict(False, check.message, breach)
+            continue
+        found = difference(check, end, ref.end)
+        if found:
+            return Verdict(False, check.message, found)
+    typed = code_rules.typed_answer(code, numbers_in(ref.end, question.checks),
+                                    code_rules.lesson_numbers(_lesson_texts(question)))
+    if typed:
+        return Verdict(False, "your code writes in a number that the solution computes; the task is about "
+                       "how it is made, so let your code compute it", f"`{typed}`")
+    return Verdict(True)
+
+
+def _lesson_texts(question: Question) -> list[str]:
+    """What the lesson shows or runs around a task: numbers there may be typed by a learner."""
+    return [question.prompt, question.setup, question.given, question.code, question.solution, question.starter,
+            *question.hints, *(source.code for source in question.context)]
+
+
+def attempt_code(session, start: Start) -> str:
+    """The Python run since the task started (a console's steps, in order): `%trace STATEMENT` counts as
+    its statement; other magics, help (`obj?`) and steps that do not parse ran no code of the learner's."""
+    kept = []
+    for entry in session.history[start.history:]:
+        source = entry.strip()
+        if source.startswith("%trace "):
+            source = source.removeprefix("%trace ").strip()
+        if _parses(source):
+            kept.append(source)
+    return "\n".join(kept)
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
+
+
+async def restart_at(question: Question, session, on_step: OnStep | None = None,
+                     prelude: str = "") -> tuple[list[str], Start]:
+    """The task's start rebuilt in a fresh kernel (``prelude``, the lesson so far, then its setup), marked
+    again. The prelude must be the one the reference's kernel ran (lint seeds torch with it)."""
+    problems = await prepare(question, session, on_step, prelude)
+    return problems, await begin(question, session)
