@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import errno
-import os
 import platform
 import socket
 import uuid

@@ -252,7 +252,8 @@ class Kernel:
         try:
             value = eval(compile(message["expr"], "<inspect>", "eval"), self.namespace)
         except BaseException as exc:  # the learner's expression may raise anything
-            message = safe_text(lambda: exc, "the error message")  # str(exc) may raise, hang or be megabytes
+            error = exc  # a name of its own: `exc` is unbound once the except block ends
+            message = safe_text(lambda: error, "the error message")  # str(exc) may raise, hang or be megabytes
             return {"value": {"kind": "error", "type": type(exc).__name__, "message": message,
                               "repr": f"{type(exc).__name__}: {message}"}}
         return {"value": describe(value)}
