@@ -130,15 +130,19 @@ def test_a_spawned_kernel_imports_nothing_from_the_start_folder(folders):
 
 
 @pytest.mark.timeout(300)
-def test_a_workspace_that_holds_an_import_folder_is_refused(tmp_path):
+@pytest.mark.parametrize("exists", [True, False], ids=["existing", "not-yet-made"])
+def test_a_workspace_that_holds_an_import_folder_is_refused(tmp_path, exists):
     """--workspace over a folder Python imports from (here a PYTHONPATH entry; as much a venv's
-    site-packages or gradrepl's own checkout) would let learner code plant a sitecustomize.py that
-    every later gradrepl runs unsandboxed, the frontend first."""
+    site-packages, a user site not made yet, or gradrepl's own checkout) would let learner code plant
+    a sitecustomize.py that every later gradrepl runs unsandboxed, the frontend first. A folder that
+    does not exist yet counts: learner code can make it."""
     lib, marker = tmp_path / "lib", tmp_path / "marker.txt"
-    lib.mkdir()
+    if exists:
+        lib.mkdir()
     script = tmp_path / "plant.py"
     planted = f"open({str(marker)!r}, 'a').write('ran')\n"
-    script.write_text(f"open({str(lib / 'sitecustomize.py')!r}, 'w').write({planted!r})\n")
+    script.write_text(f"import os\nos.makedirs({str(lib)!r}, exist_ok=True)\n"
+                      f"open({str(lib / 'sitecustomize.py')!r}, 'w').write({planted!r})\n")
     env = {**os.environ, "PYTHONPATH": str(lib)}
     first = subprocess.run([GRADREPL_COMMAND, "run", "--workspace", str(tmp_path), str(script)], env=env,
                            cwd=tmp_path, capture_output=True, text=True, timeout=240)

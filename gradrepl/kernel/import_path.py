@@ -10,14 +10,22 @@ writable folder of the kernel (scratch, --workspace) may hold or lie in an impor
 from __future__ import annotations
 
 import os
+import site
 import sys
 
 
 def import_folders() -> list[str]:
     """The folders on sys.path, and those of top-level packages loaded from elsewhere (an editable
     install maps gradrepl to its checkout through a finder, not through sys.path). A package inside a
-    sys.path folder adds nothing: whatever holds or lies in it holds or lies in that folder too."""
-    path = [entry or os.getcwd() for entry in sys.path if isinstance(entry, str)]  # "" is the current folder
+    sys.path folder adds nothing: whatever holds or lies in it holds or lies in that folder too.
+    Folders that do not exist yet count (a PYTHONPATH entry, the user site-packages): learner code
+    could make one and fill it, and the next Python to start would import from it."""
+    # "" is the current folder; a relative name that is no folder is a path hook's key (an editable
+    # install's finder), not a place on disk.
+    path = [entry or os.getcwd() for entry in sys.path
+            if isinstance(entry, str) and (not entry or os.path.isabs(entry) or os.path.exists(entry))]
+    if site.ENABLE_USER_SITE:  # site leaves a missing user site off sys.path, yet reads it once it exists
+        path.append(site.getusersitepackages())
     inside = tuple(entry.rstrip("/") + "/" for entry in path)
     elsewhere = []
     for name, module in list(sys.modules.items()):
@@ -27,7 +35,7 @@ def import_folders() -> list[str]:
         for place in getattr(module, "__dict__", {}).get("__path__") or ():
             if isinstance(place, str) and not (place + "/").startswith(inside):
                 elsewhere.append(place)
-    return list(dict.fromkeys(os.path.realpath(place) for place in path + elsewhere if os.path.isdir(place)))
+    return list(dict.fromkeys(os.path.realpath(place) for place in path + elsewhere))
 
 
 def overlapping(folder: str, folders: list[str] | None = None) -> list[str]:
