@@ -20,13 +20,16 @@ import re
 # C0 controls but \t and \n, DEL, and the C1 controls (which some terminals also obey).
 _CONTROLS = [code for code in range(0x20) if code not in (0x09, 0x0A)] + list(range(0x7F, 0xA0))
 _TABLE = {code: f"\\x{code:02x}" for code in _CONTROLS}
-_ANY_CONTROL = re.compile("[" + "".join(re.escape(chr(code)) for code in _CONTROLS) + "]")
+# Lone surrogates (JSON's "\ud800" decodes to one) cannot be encoded to UTF-8: printing one raises.
+_TABLE.update({code: f"\\u{code:04x}" for code in range(0xD800, 0xE000)})
+_ANY_CONTROL = re.compile("[" + "".join(re.escape(chr(code)) for code in _CONTROLS) + "\ud800-\udfff]")
 # What json.dumps(ensure_ascii=False) leaves raw and a terminal may obey: DEL and the C1 controls.
 _JSON_RAW = re.compile("[\x7f-\x9f]")
 
 
 def visible(text: str) -> str:
-    """``text`` with every control character except newline and tab shown as ``\\xNN``."""
+    """``text`` with every control character except newline and tab shown as ``\\xNN``, and every
+    lone surrogate as ``\\uNNNN``."""
     if _ANY_CONTROL.search(text) is None:  # nearly always: no copy
         return text
     return text.translate(_TABLE)

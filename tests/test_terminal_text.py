@@ -216,3 +216,37 @@ def test_stats_after_importing_ids_holding_escapes_shows_them_visibly(tmp_path: 
                                       cwd=ROOT, env=env).stdout)
     ids = [row["question_id"] for lesson in stats["lessons"] for row in lesson["questions"]]
     assert "tracking/\\x1b]0;owned\\x07\\x9b" in ids and not any(raw_controls(i) for i in ids), ids
+
+
+LONE_SURROGATES = '''
+import warnings
+globals()["a\\ud800b"] = torch.ones(1)
+class Odd:
+    def __repr__(self):
+        return "odd\\udcff"
+warnings.warn("careful\\ud801")
+print("out\\udfff")
+Odd()
+'''
+
+
+def test_lone_surrogates_from_the_kernel_print_as_escapes_in_run_and_run_json(tmp_path: Path):
+    """A name, a repr, a warning and output holding lone surrogates (a JSON "\\ud800" decodes to one):
+    printing one raises UnicodeEncodeError, which once ended `run` and `--plain` with a traceback."""
+    script = tmp_path / "surrogates.py"
+    script.write_text(LONE_SURROGATES)
+    for flags in ([], ["--json"]):
+        ran = subprocess.run([*GRADREPL, "run", *flags, str(script)], capture_output=True, timeout=120, cwd=ROOT)
+        out = ran.stdout.decode()  # strict UTF-8: a surrogate could not have been encoded
+        assert ran.returncode == 0, ran.stderr.decode()[-2000:]
+        assert "Traceback" not in ran.stderr.decode()
+        for shown in ("a\\ud800b", "odd\\udcff", "careful\\ud801"):
+            assert shown in out or json.dumps(shown)[1:-1] in out, (shown, out[-1500:])
+
+
+async def test_plain_repl_prints_lone_surrogates_as_escapes(session, capsys):
+    result = await session.execute(LONE_SURROGATES)
+    print_result(result)
+    out = capsys.readouterr().out
+    out.encode()  # would raise on a lone surrogate
+    assert "odd\\udcff" in out and "a\\ud800b" in out, out
