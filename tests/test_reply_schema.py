@@ -44,6 +44,8 @@ STEP_SHAPES = {
     "values": "answer['tensors'] = [dict(row, value={'shape': [1], 'values': [[0] * 100]}) for row in answer['tensors']]",
     "frames": "answer['error'] = {'type': 'E', 'message': 'm', 'frames': [{'filename': 1}]}",
     "ok": "answer['ok'] = 'yes'",
+    "huge_duration": "answer['duration_ms'] = 10 ** 4000",
+    "huge_version": "answer['tensors'] = [dict(row, version=-10 ** 30) for row in answer['tensors']]",
 }
 
 
@@ -111,7 +113,7 @@ def no_traceback(done: subprocess.CompletedProcess) -> None:
     assert done.returncode in (0, 1), (done.returncode, said[-3000:])
 
 
-@pytest.mark.parametrize("shape", ["duration_ms", "saved_bytes"])
+@pytest.mark.parametrize("shape", ["duration_ms", "saved_bytes", "huge_duration"])
 def test_run_reports_a_bent_reply_in_words_and_ends_normally(tmp_path, shape):
     script = tmp_path / "bent.py"
     script.write_text(hostile(STEP_SHAPES[shape]) + "t = torch.ones(2)\nprint('after', 6 * 7)\n")

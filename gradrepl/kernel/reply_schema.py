@@ -87,22 +87,29 @@ def raw_text(limit: int) -> Spec:
     return check
 
 
+# No honest reply holds a whole number beyond 64 bits (shapes, counts, versions, times); JSON allows
+# any, and float() of 10**4000 raises OverflowError where the frontend reads it.
+_INT_BOUND = 1 << 63
+
+
 def integer(value, where):
     if type(value) is not int:
         raise Violation(where, f"is {_kind(value)}, not a whole number")
+    if not -_INT_BOUND <= value < _INT_BOUND:
+        raise Violation(where, "is a whole number beyond 64 bits")
     return value
 
 
 def count(value, where):
     if type(value) is not int or value < 0:
         raise Violation(where, f"is {_kind(value) if type(value) is not int else 'negative'}, not a count")
-    return value
+    return integer(value, where)
 
 
 def number(value, where):
     if type(value) is not int and type(value) is not float:
         raise Violation(where, f"is {_kind(value)}, not a number")
-    return value
+    return integer(value, where) if type(value) is int else value
 
 
 def boolean(value, where):
