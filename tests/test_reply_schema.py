@@ -229,3 +229,21 @@ async def test_tensors_of_odd_shapes_and_text_values_are_no_broken_protocol(sess
     assert result.kernel_event is None and result.error is None, result
     assert {"empty_rows", "deep", "c", "n", "b", "nested_t", "big"} <= set(session.tensors), session.tensors.keys()
     assert session.tensors["n"]["value"]["values"] == ["nan", "inf"]
+
+
+async def test_completions_that_start_outside_the_typed_text_are_dropped(session):
+    """A forged completion starting past the cursor (or before the text) once made prompt_toolkit's
+    Completion assert in --plain: a traceback on the learner's terminal. Only sane ones come back."""
+    forged = ("answer['completions'] = [{'text': 'ahead', 'start': 9, 'kind': 'x', 'signature': None}, "
+              "{'text': 'behind', 'start': -4, 'kind': 'x', 'signature': None}, "
+              "{'text': 'torch', 'start': 0, 'kind': 'module', 'signature': None}]")
+    await session.execute(hostile(forged, OTHERS))
+    found = await session.complete("tor", 3)
+    assert [completion.text for completion in found] == ["torch"], found
+
+    from prompt_toolkit.document import Document
+
+    from gradrepl.plain.repl import KernelCompleter
+
+    shown = [item async for item in KernelCompleter(session).get_completions_async(Document("tor", 3), None)]
+    assert [item.text for item in shown] == ["torch"]

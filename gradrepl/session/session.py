@@ -363,7 +363,11 @@ class Session:
             return []
         for failure in reply.get("signature_errors", []):
             completion_log.warning("no signature for %s", failure)
-        return [Completion(**fields) for fields in reply.get("completions", [])]
+        at = len(code) if cursor is None else cursor
+        found = [Completion(**fields) for fields in reply.get("completions", [])]
+        # A completion replaces text between its start and the cursor; any other start is a kernel's lie
+        # (prompt_toolkit asserts on one), so it is dropped.
+        return [completion for completion in found if 0 <= completion.start <= at]
 
     async def help(self, step: int, source: str, asked) -> StepResult:
         """`obj?` (signature and docstring) or `obj??` (with the source), as a help display."""
