@@ -108,6 +108,26 @@ async def test_sysv_shared_memory_cannot_outgrow_the_memory_limit(tmp_path: Path
     assert got[0][1] == errno.EPERM, got
 
 
+async def test_socket_buffers_cannot_grow_past_the_default(session):
+    """Socket buffers are the kernel's memory, not the process's: no RLIMIT_AS counts them. Five hundred
+    socketpairs with SO_SNDBUF/SO_RCVBUF raised to 4 MiB held 1.1 GB of host memory under a 512M limit.
+    The raise is refused and the buffer keeps the system's default."""
+    require(session, "syscalls")
+    got = await value(session, (
+        "import socket\n"
+        "a, b = socket.socketpair()\n"
+        "default = a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)\n"
+        "refused = []\n"
+        "for option in (socket.SO_SNDBUF, socket.SO_RCVBUF, 32, 33):\n"
+        "    try:\n"
+        "        a.setsockopt(socket.SOL_SOCKET, option, 4 << 20)\n"
+        "    except PermissionError:\n"
+        "        refused.append(option)\n"
+        "a.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)  # other options still work\n"
+        "[refused, a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) == default]"))
+    assert got == [[7, 8, 32, 33], True], got
+
+
 @pytest.fixture
 def host_unix_listeners(tmp_path: Path):
     """The test's own UNIX sockets, as tmux's or an SSH agent's: pathname stream and datagram,

@@ -45,6 +45,11 @@ _AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
 _INET_TYPES = (1, 2)
 _PAIR_TYPES = (1, 2, 5)
 _SOCKET_TYPE_MASK = 0xF        # SOCK_NONBLOCK and SOCK_CLOEXEC live above it
+# setsockopt(SOL_SOCKET, ...) options that grow a socket's buffers past the system default: memory the
+# kernel holds for a socket is not the process's, so RLIMIT_AS never counts it (SO_SNDBUF, SO_RCVBUF
+# and their FORCE forms). At the default (net.core.wmem_default) open files bound it.
+_SOL_SOCKET = 1
+_BUFFER_OPTIONS = (7, 8, 32, 33)
 _PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
 # What socket() may create: AF_INET/AF_INET6 only ("inet", also with --allow-network: a UNIX
 # socket reaches the host's tmux server or SSH agent by path or abstract name), or nothing.
@@ -80,7 +85,7 @@ _X86_64 = _Arch(0xC000003E, 317, {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
     "fspick": 433, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438,
-    "mount_setattr": 442, "socketpair": 53, "setpriority": 141, "sched_setparam": 142,
+    "mount_setattr": 442, "socketpair": 53, "setsockopt": 54, "setpriority": 141, "sched_setparam": 142,
     "sched_setscheduler": 144, "sched_setaffinity": 203, "ioprio_set": 251, "migrate_pages": 256,
     "move_pages": 279, "sched_setattr": 314, "memfd_create": 319, "memfd_secret": 447,
     "open_tree_attr": 467, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
@@ -101,7 +106,7 @@ _AARCH64 = _Arch(0xC00000B7, 277, {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
     "fspick": 433, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438,
-    "mount_setattr": 442, "socketpair": 199, "setpriority": 140, "sched_setparam": 118,
+    "mount_setattr": 442, "socketpair": 199, "setsockopt": 208, "setpriority": 140, "sched_setparam": 118,
     "sched_setscheduler": 119, "sched_setaffinity": 122, "ioprio_set": 30, "migrate_pages": 238,
     "move_pages": 239, "sched_setattr": 274, "memfd_create": 279, "memfd_secret": 447,
     "open_tree_attr": 467, "inotify_init1": 26, "inotify_add_watch": 27,
@@ -226,6 +231,7 @@ def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
     _arg_equal_denied(prog, arch.numbers["prctl"], 0, _PR_SET_PDEATHSIG)
     # A connected pair reaches nothing outside (asyncio's event loop makes one): UNIX pairs only.
     _socket_kinds(prog, arch.numbers["socketpair"], (_AF_UNIX,), _PAIR_TYPES)
+    _socket_buffers_fixed(prog, arch.numbers["setsockopt"])
     if sockets == "none":
         nxt = prog.label()
         prog.emit(_JEQ, arch.numbers["socket"], 0, nxt)
@@ -306,6 +312,21 @@ def _socket_kinds(prog: _Program, nr: int, domains: tuple[int, ...], kinds: tupl
     prog.load(_NR_OFFSET)
 
 
+def _socket_buffers_fixed(prog: _Program, nr: int) -> None:
+    nxt, allow = prog.label(), prog.label()
+    prog.emit(_JEQ, nr, 0, nxt)
+    prog.load(_arg_low(1))
+    prog.emit(_JEQ, _SOL_SOCKET, 0, allow)
+    prog.load(_arg_low(2))
+    for option in _BUFFER_OPTIONS:
+        prog.emit(_JEQ, option, 0, 1)
+        prog.ret(_errno(errno.EPERM))
+    prog.mark(allow)
+    prog.ret(_RET_ALLOW)
+    prog.mark(nxt)
+    prog.load(_NR_OFFSET)
+
+
 def _one_of(prog: _Program, values: tuple[int, ...], match: str, otherwise: str) -> None:
     """Jump to ``match`` if the accumulator is one of ``values``, else to ``otherwise``."""
     for position, value in enumerate(values):
@@ -370,4 +391,5 @@ def install(sockets: str) -> str:
     return (f"{len(filters)}-instruction BPF filter: calls newer than {arch.newest} answer ENOSYS; denied: "
             f"exec, fork (threads allowed), ptrace, mount API (open_tree_attr too), namespaces (threads "
             f"too), bpf, io_uring, memfd, inotify and fanotify, SysV IPC (shmget, shmat, semget, msgget), "
-            f"raising limits, signals and scheduling of other processes, {sockets_words}")
+            f"raising limits, signals and scheduling of other processes, socket buffers grown past the "
+            f"system default (SO_SNDBUF, SO_RCVBUF), {sockets_words}")
