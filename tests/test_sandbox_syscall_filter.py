@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import os
 import platform
 import socket
 import uuid
@@ -221,3 +222,36 @@ def test_the_filter_assembles_for_each_architecture(arch: str, sockets: str):
               "semget", "msgget", "open_tree", "mount_setattr"}
     assert wanted <= set(table.numbers), wanted - set(table.numbers)
     assert all(number <= table.newest for number in table.numbers.values())
+
+
+async def test_no_set_uid_or_set_gid_file_can_be_made(tmp_path: Path):
+    """The kernel's uid may be the host's root (a frontend run as root, a container): a set-uid copy of
+    a program left in scratch or the workspace would outlive the sandbox. chmod, fchmod, fchmodat and
+    open/mknod with a set-id mode are refused; ordinary modes still work. Judged from outside too."""
+    async with Session(KernelOptions(workspace=str(tmp_path), warm_later=False)) as session:
+        require(session, "syscalls")
+        got = await value(session, (
+            f"import ctypes, os, stat\nos.chdir({str(tmp_path)!r})\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "open('prog', 'w').close()\n"
+            "out = {}\n"
+            "for name, call in (('chmod', lambda: os.chmod('prog', 0o4755)),\n"
+            "                   ('fchmod', lambda: os.fchmod(os.open('prog', os.O_RDONLY), 0o2755)),\n"
+            "                   ('fchmodat', lambda: os.chmod('prog', 0o6755, dir_fd=os.open('.', os.O_RDONLY))),\n"
+            "                   ('open', lambda: os.open('made', os.O_CREAT | os.O_WRONLY, 0o4755)),\n"
+            "                   ('mknod', lambda: os.mknod('node', 0o4644 | stat.S_IFREG)),\n"
+            "                   ('plain', lambda: os.chmod('prog', 0o755))):\n"
+            "    try:\n"
+            "        call()\n"
+            "        out[name] = 'ok'\n"
+            "    except PermissionError:\n"
+            "        out[name] = 'refused'\n"
+            "out['mode'] = oct(os.stat('prog').st_mode & 0o7777)\n"
+            "out['openat2'] = libc.syscall(437, -100, b'prog', 0, 0) == -1 and ctypes.get_errno()\n"
+            "out"))
+    assert {key: got[key] for key in ("chmod", "fchmod", "fchmodat", "open", "mknod", "plain")} == {
+        "chmod": "refused", "fchmod": "refused", "fchmodat": "refused", "open": "refused", "mknod": "refused",
+        "plain": "ok"}, got
+    assert got["mode"] == "0o755" and got["openat2"] == errno.ENOSYS, got
+    assert os.stat(tmp_path / "prog").st_mode & 0o7777 == 0o755  # as the host sees it
+    assert not (tmp_path / "made").exists() and not (tmp_path / "node").exists()

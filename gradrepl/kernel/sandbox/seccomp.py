@@ -49,6 +49,13 @@ _SOCKET_TYPE_MASK = 0xF        # SOCK_NONBLOCK and SOCK_CLOEXEC live above it
 # kernel holds for a socket is not the process's, so RLIMIT_AS never counts it (SO_SNDBUF, SO_RCVBUF
 # and their FORCE forms). At the default (net.core.wmem_default) open files bound it.
 _SOL_SOCKET = 1
+# Calls that set a file's mode, and which argument holds it: no set-uid or set-gid bit. The kernel's uid
+# may be the host's root (a frontend run as root, a container), and a set-uid copy of a program left in
+# the workspace would outlive the sandbox. openat2 hides its mode behind a pointer: ENOSYS, so libc
+# falls back to openat.
+_MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1,
+             "mknod": 1, "mknodat": 2}
+_SET_ID_BITS = 0o6000
 _BUFFER_OPTIONS = (7, 8, 32, 33)
 _PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
 # What socket() may create: AF_INET/AF_INET6 only ("inet", also with --allow-network: a UNIX
@@ -90,6 +97,8 @@ _X86_64 = _Arch(0xC000003E, 317, {
     "move_pages": 279, "sched_setattr": 314, "memfd_create": 319, "memfd_secret": 447,
     "open_tree_attr": 467, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
     "fanotify_init": 300, "fanotify_mark": 301, "shmget": 29, "shmat": 30, "semget": 64, "msgget": 68,
+    "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452, "open": 2, "openat": 257, "creat": 85,
+    "mknod": 133, "mknodat": 259, "openat2": 437,
 }, NEWEST)
 _AARCH64 = _Arch(0xC00000B7, 277, {
     "socket": 198, "clone": 220, "execve": 221, "kill": 129, "ptrace": 117,
@@ -109,6 +118,7 @@ _AARCH64 = _Arch(0xC00000B7, 277, {
     "mount_setattr": 442, "socketpair": 199, "setsockopt": 208, "setpriority": 140, "sched_setparam": 118,
     "sched_setscheduler": 119, "sched_setaffinity": 122, "ioprio_set": 30, "migrate_pages": 238,
     "move_pages": 239, "sched_setattr": 274, "memfd_create": 279, "memfd_secret": 447,
+    "fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "mknodat": 33, "openat2": 437,
     "open_tree_attr": 467, "inotify_init1": 26, "inotify_add_watch": 27,
     "fanotify_init": 262, "fanotify_mark": 263, "shmget": 194, "shmat": 196, "semget": 190, "msgget": 186,
 }, NEWEST)
@@ -232,6 +242,13 @@ def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
     # A connected pair reaches nothing outside (asyncio's event loop makes one): UNIX pairs only.
     _socket_kinds(prog, arch.numbers["socketpair"], (_AF_UNIX,), _PAIR_TYPES)
     _socket_buffers_fixed(prog, arch.numbers["setsockopt"])
+    for name, index in _MODE_ARG.items():
+        if name in arch.numbers:
+            _bits_denied(prog, arch.numbers[name], index, _SET_ID_BITS)
+    nxt = prog.label()
+    prog.emit(_JEQ, arch.numbers["openat2"], 0, nxt)
+    prog.ret(_errno(errno.ENOSYS))
+    prog.mark(nxt)
     if sockets == "none":
         nxt = prog.label()
         prog.emit(_JEQ, arch.numbers["socket"], 0, nxt)
@@ -310,6 +327,16 @@ def _socket_kinds(prog: _Program, nr: int, domains: tuple[int, ...], kinds: tupl
     prog.ret(_errno(errno.EPERM))
     prog.mark(nxt)
     prog.load(_NR_OFFSET)
+
+
+def _bits_denied(prog: _Program, nr: int, index: int, bits: int) -> None:
+    nxt = prog.label()
+    prog.emit(_JEQ, nr, 0, nxt)
+    prog.load(_arg_low(index))
+    prog.emit(_JSET, bits, 0, 1)
+    prog.ret(_errno(errno.EPERM))
+    prog.ret(_RET_ALLOW)
+    prog.mark(nxt)
 
 
 def _socket_buffers_fixed(prog: _Program, nr: int) -> None:
@@ -392,4 +419,4 @@ def install(sockets: str) -> str:
             f"exec, fork (threads allowed), ptrace, mount API (open_tree_attr too), namespaces (threads "
             f"too), bpf, io_uring, memfd, inotify and fanotify, SysV IPC (shmget, shmat, semget, msgget), "
             f"raising limits, signals and scheduling of other processes, socket buffers grown past the "
-            f"system default (SO_SNDBUF, SO_RCVBUF), {sockets_words}")
+            f"system default (SO_SNDBUF, SO_RCVBUF), set-uid and set-gid modes, {sockets_words}")
