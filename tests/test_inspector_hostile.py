@@ -63,3 +63,13 @@ async def test_an_object_whose_reading_raises_is_skipped_and_the_panel_goes_on(s
     fixed = await session.execute("d = {'a': torch.ones(1)}")
     assert overtime_notes(fixed) == [], fixed.notes
     assert "d['a']" in session.tensors
+
+
+async def test_a_namespace_key_that_is_no_name_leaves_the_panel_alone(session):
+    """globals()[123] = ... once broke every later step's walk, and the panel 'skipped' innocent names."""
+    first = await session.execute("w = torch.zeros(2, requires_grad=True)\nglobals()[123] = torch.ones(1)")
+    assert first.error is None and not [note for note in first.notes if "panel" in note], first.notes
+    for n in range(2):
+        later = await session.execute(f"w.grad = torch.full((2,), {n + 1}.0)\nv{n} = torch.ones(3)")
+        assert not [note for note in later.notes if "panel" in note], later.notes
+        assert session.tensors["w"]["grad"]["values"] == [n + 1.0, n + 1.0] and f"v{n}" in session.tensors

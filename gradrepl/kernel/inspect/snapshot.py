@@ -664,7 +664,8 @@ class _Walker:
             del skipped[name]  # gone, or holding another object: read again
         try:
             for name, value in list(namespace.items()):
-                if name.startswith("_") or name in SKIP_NAMES or (skipped and name in skipped):
+                # globals() may hold keys that are no names (globals()[123] = ...): nothing to show
+                if type(name) is not str or name.startswith("_") or name in SKIP_NAMES or (skipped and name in skipped):
                     continue
                 self.current = name
                 if isinstance(value, torch.Tensor):
