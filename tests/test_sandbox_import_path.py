@@ -89,7 +89,7 @@ def plain_session(start: Path, *args: str) -> None:
         wait_until(lambda: zygote_has_warmed(zygotes[0]), "the zygote's idle imports")
         repl.type("import sympy, jedi; print('imported', sympy.__name__)\r")
         repl.prompt(4)
-        repl.type("\x04")
+        repl.type("quit\r")  # Ctrl-D would ask first: the namespace holds x
         assert repl.process.wait(timeout=60) == 0
     finally:
         repl.close()
