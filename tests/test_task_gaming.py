@@ -71,6 +71,43 @@ BY_HAND = [
 ]
 
 
+# Found by a blind play-through: torch or an object patched so that the unfixed starter passes, grad
+# mode left off for good, parameters picked by hand where the prompt asks for a filter by requires_grad.
+PATCHED = [
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\n_b = torch.Tensor.backward\n"
+     "torch.Tensor.backward = lambda self, *a, **k: (h.retain_grad(), _b(self, *a, **k))[1]\n"
+     "z.backward()\ngrad_h = h.grad"),
+    ("module-loop/write-the-loop", "_s = opt.step\nopt.step = lambda *a, **k: (_s(*a, **k), opt.zero_grad())[0]\n"
+     "for step in range(100):\n    loss = loss_fn(model(X), Y)\n    loss.backward()\n    opt.step()"),
+    ("autograd-grad/gradient-penalty", "import functools\n"
+     "torch.autograd.grad = functools.partial(torch.autograd.grad, create_graph=True)"),
+    ("training-loop/one-step", "torch.set_grad_enabled(False)\nw -= lr * w.grad\nb -= lr * b.grad\n"
+     "w.grad.zero_()\nb.grad.zero_()"),
+    ("trainable-parameters/filtered-optimizer", "opt = torch.optim.SGD(net[2].parameters(), lr=0.1, momentum=0.9)"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD(list(net.parameters())[2:], lr=0.1, momentum=0.9)"),
+]
+
+
+@pytest.mark.parametrize("uid, attempt", PATCHED)
+async def test_a_patch_or_a_hand_picked_answer_is_refused(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+
+
+@pytest.mark.parametrize("uid, attempt", [
+    ("in-place/out-of-place", "s = a.sigmoid()\ns = s + s\ns.sum().backward()"),
+    ("in-place/out-of-place", "s = torch.add(a.sigmoid(), a.sigmoid())\ns.sum().backward()"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD(filter(lambda p: p.requires_grad, net.parameters()), lr=0.1, momentum=0.9)"),
+    ("training-loop/one-step", "torch.set_grad_enabled(False)\nw -= lr * w.grad\nb -= lr * b.grad\n"
+     "torch.set_grad_enabled(True)\nw.grad.zero_()\nb.grad.zero_()"),
+])
+async def test_right_answers_in_another_form_still_pass(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert graded.correct, f"{uid} refused: {attempt!r}: {graded}"
+
+
 @pytest.mark.parametrize("uid, attempt", BY_HAND)
 async def test_a_fix_found_by_hand_is_refused(session, uid, attempt):
     graded = await grade(question(uid), attempt, session)

@@ -382,7 +382,8 @@ _TASK_ENTRY = tagged("kind", {
     "unreadable": record({"kind": NAME, "why": NOTE})})
 TASK_STATE = record({"entries": mapping(_TASK_ENTRY, TASK_ENTRIES), "order": items(NAME, TASK_ENTRIES),
                      "token": NAME, "started": boolean},
-                    {"names": mapping(NAME, MANY), "log_full": boolean, "unreadable": NOTE, "truncated": boolean})
+                    {"names": mapping(NAME, MANY), "log_full": boolean, "unreadable": NOTE, "truncated": boolean,
+                     "grad_enabled": boolean})
 
 # -- replies, op by op ----------------------------------------------------------------------
 

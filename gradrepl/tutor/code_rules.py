@@ -10,6 +10,10 @@ Three kinds:
   getattr, or touches dunder attributes could rewrite the reader of its own
   state (kernel/inspect/task_state.py); no task needs any of it, so the
   attempt is refused before its state is believed;
+- **patching**: an attempt that assigns an attribute other than a tensor's
+  own state (``.grad``, ``.data``, ``.requires_grad``) replaces part of torch
+  or of an object (``torch.Tensor.backward = ...``, ``opt.step = ...``): the
+  buggy code then runs "right" without being fixed;
 - **typed-in answers**: a number in the attempt that the solution's state
   holds and the lesson never wrote (``x3.grad = torch.tensor(12.)`` where
   12 is computed, weights copied in by hand) is the answer typed, not made.
@@ -88,9 +92,18 @@ def _changes_in_place(code: str, tree: ast.Module) -> str | None:
     return None
 
 
+def _reads_requires_grad(code: str, tree: ast.Module) -> str | None:
+    """Some expression reads a requires_grad flag: the parameters are chosen by it, not by hand."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "requires_grad" and isinstance(node.ctx, ast.Load):
+            return None
+    return "no requires_grad flag is read: the parameters were picked by hand"
+
+
 RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "gradient-argument": ("a backward call passes a gradient argument", _passes_gradient),
     "no-inplace": ("no tensor is changed in place", _changes_in_place),
+    "filters-by-requires-grad": ("the parameters are chosen by their requires_grad flag", _reads_requires_grad),
 }
 
 
@@ -125,6 +138,40 @@ def reaches_in(code: str) -> str | None:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _dunder(node.value.strip()):
             return repr(node.value)
     return None
+
+
+# Attributes an attempt may assign: a tensor's own state, which tasks are about; never on a module the
+# lessons import (torch.autograd.grad = ... is torch patched, not a gradient set).
+TENSOR_STATE = {"grad", "data", "requires_grad"}
+MODULE_NAMES = {"torch", "nn", "F", "optim", "np", "numpy", "math", "functools", "itertools", "operator", "random"}
+
+
+def patches(code: str) -> str | None:
+    """The first assignment in ``code`` to an attribute that is no tensor state (None: there is none)."""
+    tree = _parse(code)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        else:
+            continue
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and isinstance(part.ctx, (ast.Store, ast.Del)) \
+                        and (part.attr not in TENSOR_STATE or _root_name(part) in MODULE_NAMES):
+                    return _source(code, node)
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _dunder(name: str) -> bool:

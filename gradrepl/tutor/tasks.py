@@ -105,6 +105,14 @@ def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
     if reached:
         return Verdict(False, f"your code uses `{reached}`, which reaches into Python's or the tutor's own "
                        "workings; no task needs that, and a state it may have rewritten cannot be judged")
+    patched = code_rules.patches(code)
+    if patched:
+        return Verdict(False, "your code replaces part of torch or of an object; a task is solved with "
+                       "torch as it is, by the operations it asks for", f"`{patched}`")
+    if end.get("grad_enabled", True) != ref.end.get("grad_enabled", True):
+        return Verdict(False, "your code leaves gradient recording switched off (torch.set_grad_enabled"
+                       "(False)), so every later step records nothing; switch it back on, or use "
+                       "`with torch.no_grad():` for the lines that need it")
     for check in question.checks:
         if check.kind == "code":
             breach = code_rules.rule_breach(check.rule, code)

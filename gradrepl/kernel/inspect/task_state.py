@@ -57,6 +57,7 @@ _STRIDED = torch.strided
 _NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 _DISPATCH_DEPTH = torch._C._len_torch_dispatch_stack
 _FUNCTION_MODE_ON = torch._C._is_torch_function_mode_enabled
+_GRAD_ENABLED = torch._C.is_grad_enabled  # an attempt may leave recording off for every later step
 _TENSOR_TYPES = {torch.Tensor: "torch.Tensor", torch.nn.Parameter: "torch.nn.Parameter"}
 _MODULE, _OPTIMIZER = torch.nn.Module, torch.optim.Optimizer
 _ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad
@@ -120,7 +121,7 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
         _task = _Task(_urandom(8).hex(), namespace, targets)
     task = _task
     state: dict = {"entries": {}, "order": [], "token": task.token if task else "",
-                   "started": bool(task) and (start or token == task.token)}
+                   "started": bool(task) and (start or token == task.token), "grad_enabled": bool(_GRAD_ENABLED())}
     if _DISPATCH_DEPTH() or _FUNCTION_MODE_ON():
         state["unreadable"] = ("a torch mode (TorchDispatchMode or TorchFunctionMode) is still active, "
                                "and it would see every read of your tensors")
