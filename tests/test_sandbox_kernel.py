@@ -119,3 +119,19 @@ async def test_the_hosts_sysv_ipc_is_out_of_reach(session, host_ipc):
     assert ctypes.string_at(address, 5) == b"\0" * 5
     buffer = ctypes.create_string_buffer(64)
     assert libc.msgrcv(queue, buffer, 48, 0, 0o4000) < 0        # IPC_NOWAIT: the queue is empty
+
+
+async def test_the_hosts_cgroups_and_their_processes_are_unreadable(session):
+    """/sys/fs/cgroup lists every process of the host (cgroup.procs) and how the machine is cut up;
+    nothing in a kernel needs it (its pids cgroup is joined before Landlock)."""
+    require(session, "files")
+    result = await session.execute(
+        "import os\nout = []\n"
+        "for path in ('/sys/fs/cgroup', '/sys/fs/cgroup/pids/cgroup.procs', '/sys/fs/cgroup/cgroup.procs'):\n"
+        "    try:\n"
+        "        os.listdir(path) if not path.endswith('procs') else open(path).read()\n"
+        "        out.append((path, 'read'))\n"
+        "    except OSError as exc:\n"
+        "        out.append((path, exc.errno))\n"
+        "[entry for entry in out if entry[1] == 'read']")
+    assert result.error is None and result.result == "[]", (result.result, result.error)

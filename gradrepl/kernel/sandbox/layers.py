@@ -34,7 +34,7 @@ _M_ARENA_MAX = -8
 # entries that Python, torch and the C library read. Not the home folder, not terminals.
 SYSTEM_READABLE = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/usr/local/lib", "/usr/share",
                    "/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu",
-                   "/sys/fs/cgroup", "/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random",
+                   "/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random",
                    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
                    "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
                    "/etc/gai.conf", "/etc/mime.types")
