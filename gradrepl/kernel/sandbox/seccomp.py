@@ -238,13 +238,13 @@ def build(sockets: str, own_pid: int, arch: _Arch) -> _Program:
             prog.mark(nxt)
     _clone_needs_thread(prog, arch)
     _nonzero_arg_denied(prog, arch.numbers["prlimit64"], 2)         # reading limits is fine
-    _arg_equal_denied(prog, arch.numbers["prctl"], 0, _PR_SET_PDEATHSIG)
+    _arg_denied(prog, arch.numbers["prctl"], 0, _PR_SET_PDEATHSIG)
     # A connected pair reaches nothing outside (asyncio's event loop makes one): UNIX pairs only.
     _socket_kinds(prog, arch.numbers["socketpair"], (_AF_UNIX,), _PAIR_TYPES)
     _socket_buffers_fixed(prog, arch.numbers["setsockopt"])
     for name, index in _MODE_ARG.items():
         if name in arch.numbers:
-            _bits_denied(prog, arch.numbers[name], index, _SET_ID_BITS)
+            _arg_denied(prog, arch.numbers[name], index, _SET_ID_BITS, _JSET)
     nxt = prog.label()
     prog.emit(_JEQ, arch.numbers["openat2"], 0, nxt)
     prog.ret(_errno(errno.ENOSYS))
@@ -302,11 +302,13 @@ def _nonzero_arg_denied(prog: _Program, nr: int, index: int) -> None:
     prog.load(_NR_OFFSET)
 
 
-def _arg_equal_denied(prog: _Program, nr: int, index: int, value: int) -> None:
+def _arg_denied(prog: _Program, nr: int, index: int, value: int, test: int = _JEQ) -> None:
+    """Deny ``nr`` when its argument passes ``test`` against ``value`` (_JEQ: equals; _JSET: has any of
+    those bits)."""
     nxt = prog.label()
     prog.emit(_JEQ, nr, 0, nxt)
     prog.load(_arg_low(index))
-    prog.emit(_JEQ, value, 0, 1)
+    prog.emit(test, value, 0, 1)
     prog.ret(_errno(errno.EPERM))
     prog.ret(_RET_ALLOW)
     prog.mark(nxt)
@@ -327,16 +329,6 @@ def _socket_kinds(prog: _Program, nr: int, domains: tuple[int, ...], kinds: tupl
     prog.ret(_errno(errno.EPERM))
     prog.mark(nxt)
     prog.load(_NR_OFFSET)
-
-
-def _bits_denied(prog: _Program, nr: int, index: int, bits: int) -> None:
-    nxt = prog.label()
-    prog.emit(_JEQ, nr, 0, nxt)
-    prog.load(_arg_low(index))
-    prog.emit(_JSET, bits, 0, 1)
-    prog.ret(_errno(errno.EPERM))
-    prog.ret(_RET_ALLOW)
-    prog.mark(nxt)
 
 
 def _socket_buffers_fixed(prog: _Program, nr: int) -> None:
