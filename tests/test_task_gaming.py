@@ -164,7 +164,8 @@ async def test_each_refusal_says_what_the_attempt_misses(session, uid, attempt, 
                                        "((g.norm() - 1) ** 2).backward()"),
     ("module-loop/write-the-loop", "for _ in range(100):\n    opt.zero_grad()\n    loss_fn(model(X), Y).backward()\n"
                                    "    opt.step()"),
-    ("trainable-parameters/filtered-optimizer", "opt = torch.optim.SGD(net[2].parameters(), lr=0.1, momentum=0.9)"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD([p for _, p in net.named_parameters() if p.requires_grad], lr=0.1, momentum=0.9)"),
     ("accumulation-on-purpose/accumulate-right",
      "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss = loss_fn(lin(xb), yb) / 4\n    loss.backward()"),
 ])
