@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import traceback
 import time
 from pathlib import Path
 
@@ -26,3 +28,27 @@ def outlives(pid: int, seconds: float = 10) -> bool:
     if still:
         os.kill(pid, signal.SIGKILL)
     return still
+
+
+def run_in_fork(action):
+    """Run ``action`` in a forked child (a sandbox applied there stays there) and return its JSON-ready
+    value; the child's traceback, or its death without a word, fails the test."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            payload = {"value": action()}
+        except BaseException:  # noqa: BLE001 - the parent shows the child's traceback
+            payload = {"crash": traceback.format_exc()}
+        with os.fdopen(write_fd, "w") as pipe:
+            json.dump(payload, pipe)
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert text, f"forked child died without a word (status {status})"
+    payload = json.loads(text)
+    assert "crash" not in payload, payload["crash"]
+    return payload["value"]

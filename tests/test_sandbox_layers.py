@@ -19,12 +19,11 @@ import subprocess
 import sys
 import textwrap
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from process_support import outlives
+from process_support import outlives, run_in_fork
 
 from gradrepl.kernel.sandbox import layers as sandbox
 from gradrepl.kernel.sandbox import Policy, apply, default_memory_limit, parse_size
@@ -53,26 +52,13 @@ def run_sandboxed(policy: Policy, probe: Callable[[], dict], needs: str | None =
     """
     # The probes' own lines, as a kernel has the learner's in linecache: the child may not read this file.
     linecache.getlines(__file__)
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read_fd)
-            report = apply(policy)
-            runs = needs is None or report[needs]["active"]
-            payload = {"report": report, "probe": probe() if runs else {}}
-        except BaseException:  # noqa: BLE001 - the parent shows the child's traceback
-            payload = {"crash": traceback.format_exc()}
-        with os.fdopen(write_fd, "w") as out:
-            json.dump(payload, out)
-        os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        text = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    assert text, f"sandboxed child died without a word (status {status})"
-    payload = json.loads(text)
-    assert "crash" not in payload, payload.get("crash")
+
+    def child() -> dict:
+        report = apply(policy)
+        runs = needs is None or report[needs]["active"]
+        return {"report": report, "probe": probe() if runs else {}}
+
+    payload = run_in_fork(child)
     return payload["report"], payload["probe"]
 
 

@@ -12,10 +12,10 @@ import ast
 import inspect
 import json
 import os
-import traceback
 from pathlib import Path
 
 import pytest
+from process_support import run_in_fork
 
 from gradrepl.kernel.sandbox import mounts
 
@@ -121,28 +121,6 @@ async def test_no_mount_api_call_makes_host_files_writable_in_a_kernel(session, 
     out = json.loads(ast.literal_eval(result.result))
     assert metadata(host_file) == before, (metadata(host_file), before, out)
     refused(out)
-
-
-def run_in_fork(action) -> dict:
-    """Run ``action`` in a forked child and return its JSON result (or its traceback)."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read_fd)
-            payload = {"value": action()}
-        except BaseException:  # noqa: BLE001 - the parent shows the child's traceback
-            payload = {"crash": traceback.format_exc()}
-        with os.fdopen(write_fd, "w") as pipe:
-            json.dump(payload, pipe)
-        os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        text = pipe.read()
-    os.waitpid(pid, 0)
-    payload = json.loads(text)
-    assert "crash" not in payload, payload["crash"]
-    return payload["value"]
 
 
 def test_the_read_only_mounts_are_locked_even_with_every_capability(tmp_path: Path, host_file: Path):
