@@ -42,7 +42,7 @@ def overlapping(folder: str, folders: list[str] | None = None) -> list[str]:
     """The import folders that `folder` holds or lies in: writing in `folder` could plant code there."""
     folder = os.path.realpath(folder)
     return [place for place in (import_folders() if folders is None else folders)
-            if _within(place, folder) or _within(folder, place)]
+            if within(place, folder) or within(folder, place)]
 
 
 def confined(writable: list[str], landlocked: bool) -> str:
@@ -64,5 +64,6 @@ def confined(writable: list[str], landlocked: bool) -> str:
             "cannot write, never from the folder gradrepl was started in")
 
 
-def _within(path: str, folder: str) -> bool:
+def within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it (both real paths)."""
     return path == folder or path.startswith(folder.rstrip("/") + "/")

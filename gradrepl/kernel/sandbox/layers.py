@@ -234,7 +234,7 @@ def _beneath(path: str, folders: list) -> bool:
         path = os.path.realpath(path)
     except (OSError, ValueError):
         return False
-    return any(folder and (path == folder or path.startswith(folder.rstrip("/") + "/")) for folder in folders)
+    return any(folder and import_path.within(path, folder) for folder in folders)
 
 
 def _network_report(namespace: dict, netns: bool, filtered: bool) -> dict:
