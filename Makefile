@@ -36,7 +36,7 @@ run: $(STAMP)
 # pytest's status 5 means it collected no tests: that fails too, and says so.
 test: $(TEST_STAMP) $(BENCH_STAMP)
 	$(VENV)/bin/ruff check gradrepl tests benchmarks
-	$(PY) -m pytest -q || { status=$$?; [ $$status -ne 5 ] || echo "make test: pytest collected no tests" >&2; exit $$status; }
+	$(PY) -m pytest -q -n 2 || { status=$$?; [ $$status -ne 5 ] || echo "make test: pytest collected no tests" >&2; exit $$status; }
 	$(PY) -m benchmarks.run_all --quick
 
 bench: $(BENCH_STAMP)

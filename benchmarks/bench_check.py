@@ -5,8 +5,10 @@ Prints measured figures (milliseconds, medians of repeated runs) for:
   2. `%check` on the seed example and on a linear-regression loss;
   3. the shadow TorchFunctionMode's overhead on ops it ignores (big tensors, no grad)
      and on ops it traces (small tensors that require grad);
-  4. `gradrepl check`'s round trip through a real kernel (Session.check_expr), warm.
-Target: a typical warm check well under 50 ms.
+  4. `gradrepl check`'s round trip through a real kernel (Session.check_expr), warm;
+  5. `gradrepl check EXPR` from the command line, cold: without --at (the sympy-only kernel, no torch)
+     beside `python -c "import sympy"`, `python -c "import torch"` and the full check with --at, as ratios.
+Target: a typical warm check well under 50 ms; without --at, close to importing sympy, far from torch.
 
 Run: .venv/bin/python -m benchmarks.bench_check [--quick]
 """
@@ -14,13 +16,16 @@ Run: .venv/bin/python -m benchmarks.bench_check [--quick]
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 import torch
 
-from gradrepl.kernel.symbolic import crosscheck, expr
-from gradrepl.kernel.symbolic.ops import check_expression, check_tensor, recording
+from gradrepl.kernel.symbolic import crosscheck, derivatives, expr
+from gradrepl.kernel.symbolic.checks import check_expression, check_tensor, recording
 
 from benchmarks import timing
 from benchmarks.timing import pick
@@ -34,7 +39,7 @@ def median_ms(work, repeat: int = 20) -> float:
 
 def forget_caches() -> None:
     expr._cache.clear()
-    crosscheck._derivative.cache_clear()
+    derivatives._derivative.cache_clear()
     crosscheck.torch_function.cache_clear()
 
 
@@ -138,7 +143,32 @@ async def kernel_round_trip() -> None:
         await session.close()
 
 
+def command_line() -> None:
+    """Cold processes, each run side by side in turn (a machine's load shifts all of them alike)."""
+    print("5. the command, cold (median wall time of whole processes)")
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    sympy_, torch_ = "python -c 'import sympy'", "python -c 'import torch'"
+    without, full = "gradrepl check 'x**2 + 3*x'", "gradrepl check 'x**2 + 3*x' --at x=2"
+    commands = {
+        sympy_: [sys.executable, "-c", "import sympy"],
+        torch_: [sys.executable, "-c", "import torch"],
+        without: [sys.executable, "-m", "gradrepl", "check", "x**2 + 3*x"],
+        full: [sys.executable, "-m", "gradrepl", "check", "x**2 + 3*x", "--at", "x=2"],
+    }
+    runs: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(pick(5, 1)):
+        for label, argv in commands.items():
+            runs[label].extend(timing.times_ms(lambda argv=argv: subprocess.run(argv, env=env, **quiet), 1))
+    ms = {label: statistics.median(times) for label, times in runs.items()}
+    for label, value in ms.items():
+        print(f"   {label:<40} {value:7.0f} ms")
+    print(f"   without --at: x{ms[without] / ms[sympy_]:.2f} importing sympy, x{ms[without] / ms[torch_]:.2f} "
+          f"importing torch, x{ms[without] / ms[full]:.2f} the full check")
+
+
 if __name__ == "__main__":
+    command_line()
     expression_mode()
     live_mode()
     mode_overhead()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from gradrepl.kernel.client import OutputPipe
+from gradrepl.client.pipes import OutputPipe
 
 CHUNK = 1 << 16
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gradrepl.kernel.options import KernelOptions
+from gradrepl.client.options import KernelOptions
 from gradrepl.session import Session
 
 from benchmarks.timing import pick

@@ -19,8 +19,9 @@ import statistics
 import tempfile
 import time
 
-from gradrepl.kernel.options import KernelOptions
-from gradrepl.kernel.sandbox import Policy, apply, parse_size
+from gradrepl.client.options import KernelOptions
+from gradrepl.host.budgets import parse_size
+from gradrepl.kernel.sandbox import Policy, apply
 from gradrepl.session import Session
 
 from benchmarks.timing import QUICK

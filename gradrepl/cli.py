@@ -26,9 +26,11 @@ COMMANDS = (
     "quiz",
     "stats",
     "doctor",
+    "serve",
 )
 # Commands that start a kernel at once (as the tutor does with no command): their zygote starts first thing.
-KERNEL_FIRST = {None, "run", "check", "play", "learn", "doctor"}
+# `check` starts its own once its arguments are read: a usage error then never imports torch.
+KERNEL_FIRST = {None, "run", "play", "learn", "doctor"}
 # Commands that open the tutor's TUI: the collector waits until its first frame is on screen.
 TUI_FIRST = {None, "learn"}
 VALUE_FLAGS = {"--memory-limit", "--disk-limit", "--workspace"}  # top-level flags followed by a value
@@ -41,6 +43,8 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, dict]:
     parser = argparse.ArgumentParser(
         prog="gradrepl",
         description="A terminal tutor for PyTorch autograd. With no command, opens the tutor.",
+        epilog="Exit status (the tutor, --plain): 0 you left; 1 the terminal could no longer be written; "
+               "2 usage errors; 129 the terminal went away (hang-up). Each command's --help gives its own.",
     )
     parser.add_argument("--version", action="version", version=f"gradrepl {__version__}")
     parser.add_argument("--plain", action="store_true", help="use the plain prompt_toolkit REPL instead of the TUI")
@@ -62,14 +66,16 @@ def main(argv: list[str] | None = None) -> int:
         # Start-up builds modules, classes and widgets that all stay alive: a collection finds nothing
         # to free and costs tens of ms before the first frame. The TUI turns it back on after that frame.
         gc.disable()
-    from gradrepl.kernel import launch
-
+    launch = None  # the client's launcher, imported only by a command that starts a kernel (lessons need none)
     if _starts_a_kernel(words):
+        from gradrepl.client import launch
+
         launch.start_zygote_early()  # torch imports in the zygote while we parse, import and read
     try:
         return _main(words)
     finally:
-        launch.discard_early_zygote()
+        if launch is not None:
+            launch.discard_early_zygote()
         if argv is None:  # the process is about to end: its last collections then skip every object (~20 ms)
             gc.freeze()
 
@@ -117,7 +123,9 @@ def _main(argv: list[str]) -> int:
             return _interactive(args)
         return modules[args.command].run(args)
     except UsageError as exc:
-        print(f"gradrepl: error: {exc}", file=sys.stderr)
+        from gradrepl.terminal_text import visible
+
+        print(f"gradrepl: error: {visible(str(exc))}", file=sys.stderr)  # it may name a file, made by anyone
         return 2
     except KeyboardInterrupt:
         return 130

@@ -7,19 +7,56 @@ more lines. Invalid code counts as complete so the kernel can explain the error.
 
 from __future__ import annotations
 
+import ast
 import codeop
 import io
 import re
 import tokenize
 import warnings
+from typing import NamedTuple
 
 INDENT = "    "
 # After these the next line goes one level out.
 _DEDENT_AFTER = re.compile(r"^\s*(return|pass|break|continue|raise)\b")
 # Lines that continue the compound statement above them rather than start a new one.
 _CONTINUES_BLOCK = ("else", "elif", "except", "finally")
-# `obj?`, `obj??`, `?obj`: a help request, whole on one line (a comment ending in "?" is not one).
-HELP_LINE = re.compile(r"^(?!\s*#)\s*(?:(?P<pre>\?{1,2})\s*(?P<expr1>[^?\n]+?)|(?P<expr2>[^?\n]+?)\s*(?P<post>\?{1,2}))\s*$")
+# Tokens that carry no code: a help request may have them around it.
+_NO_CODE = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
+
+
+class HelpRequest(NamedTuple):
+    expr: str      # the expression asked about
+    source: bool   # `obj??`: its source too
+
+
+def help_request(text: str) -> HelpRequest | None:
+    """`obj?`, `obj??`, `?obj`, `??obj`: an expression with one or two question marks before or after
+    it, on one line, outside any comment or string (`n = 3  # how many?` is code). The one test of
+    "is this help" for every frontend (Session.execute) and for is_complete."""
+    if "?" not in text:
+        return None
+    try:
+        tokens = [token for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if token.type not in _NO_CODE]
+    except (tokenize.TokenError, SyntaxError):  # an open string or bracket: code for the kernel to judge
+        return None
+    marks = [index for index, token in enumerate(tokens) if token.string == "?"]  # ERRORTOKEN, or OP (3.12)
+    if not marks or len(marks) > 2 or len({token.start[0] for token in tokens}) != 1:
+        return None
+    if marks == list(range(len(marks))):
+        code = tokens[len(marks):]
+    elif marks == list(range(len(tokens) - len(marks), len(tokens))):
+        code = tokens[:-len(marks)]
+    else:
+        return None
+    if not code or any(token.string == "?" for token in code):
+        return None
+    expr = code[0].line[code[0].start[1]:code[-1].end[1]]
+    try:
+        ast.parse(expr, mode="eval")  # parsed, never run: an expression, not `n = 3 ?`
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return HelpRequest(expr, len(marks) == 2)
 
 
 def is_complete(text: str) -> bool:
@@ -27,7 +64,7 @@ def is_complete(text: str) -> bool:
     if not text.strip():
         return False
     first = text.lstrip().split("\n", 1)[0]
-    if first.startswith("%") or HELP_LINE.match(text):
+    if first.startswith("%") or help_request(text):
         return True
     # The auto-indent left on a blank last line must not keep a finished block open.
     source = text.rstrip(" \t")

@@ -6,8 +6,8 @@ and tab is shown as a visible escape (``\\x1b``), so nothing reaches the termina
 that the terminal would act on.
 
 One rule at one place: text is made visible where it enters the frontend, not where it
-is shown. Kernel replies are made visible as they are checked (kernel/reply_schema.py),
-the learner's stdout and stderr as the client cuts them into steps (kernel/client.py), a
+is shown. Kernel replies are made visible as they are checked (protocol/reply_schema.py),
+the learner's stdout and stderr as the client cuts them into steps (client/kernel_client.py), a
 `stats --import` file and the progress store as they are read; a lesson holding a control
 character is refused when it loads (tutor/lesson.py). Views then show what they are given.
 """

@@ -1,6 +1,6 @@
 """When Enter runs the input and where a paste splits: the rules every frontend shares."""
 
-from gradrepl.completeness import HELP_LINE, is_complete, next_indent, split_pasted
+from gradrepl.completeness import help_request, is_complete, next_indent, split_pasted
 
 
 def test_enter_runs_only_complete_statements():
@@ -23,9 +23,20 @@ def test_a_whitespace_only_last_line_ends_the_block():
 
 def test_help_lines_are_complete():
     for line in ("x?", "torch.zeros??", "?x.grad", "  nn.Linear ? "):
-        assert is_complete(line) and HELP_LINE.match(line), line
+        assert is_complete(line) and help_request(line), line
     for line in ("# why?", "print('why?')", "x = 1\ny?"):
-        assert not HELP_LINE.match(line), line
+        assert not help_request(line), line
+
+
+def test_only_an_expression_followed_by_marks_outside_comments_and_strings_is_help():
+    assert help_request("x.grad??") == ("x.grad", True)
+    assert help_request("?? nn.Linear") == ("nn.Linear", True)
+    assert help_request("x?  # what is x?") == ("x", False)
+    assert help_request("d['a?']?") == ("d['a?']", False)
+    for code in ("n = 3  # how many?", "n = 3 ?", "x = 'why?'  # really?", "x??? ", "?x?", "a ? b",
+                 '"""open?', "for i in x?", "x = (1 +\n 2)?", "# how many?\n"):
+        assert help_request(code) is None, code
+    assert is_complete("n = 3  # how many?")
 
 
 def test_several_statements_wait_while_the_last_is_open():

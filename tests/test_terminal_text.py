@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import GRADREPL, ROOT
+from tests.support.paths import GRADREPL, ROOT
 from rich.text import Text
 from textual.app import App
 
@@ -162,7 +162,7 @@ async def test_plain_repl_shows_subclass_cells_visibly(session, capsys):
 
 
 async def test_tui_details_and_trace_view_show_kernel_text_visibly(tmp_path: Path):
-    from tui_support import Recorder, screen_text, until
+    from tests.support.tui import Recorder, screen_text, until
 
     from gradrepl.history import History
     from gradrepl.tui.app import GradReplApp

@@ -3,9 +3,15 @@
 The expression is parsed and differentiated in a kernel (sympy and torch live
 there); this module only parses --at, asks the kernel, and prints.
 
-Exit status: 0 every derivative agrees, 1 some disagree or no value is finite
-(nothing could be compared), 2 the expression or --at cannot be parsed, is not
-allowed, or is too large to evaluate, 3 no kernel could run the check.
+Without --at it prints the symbolic derivatives at once, from a sympy-only kernel
+(kernel/symbolic_kernel.py, sandboxed as every kernel: no torch import); on a
+terminal it then asks for a point for the numeric check, else it says which --at
+to give.
+
+Exit status: 0 every derivative agrees, 1 some disagree or none could be
+compared (no finite derivative at the point: 1/x or sqrt(x) at 0), 2 the
+expression or --at cannot be parsed, is not allowed, is too large to evaluate,
+or no point was given, 3 no kernel could run the check.
 """
 
 from __future__ import annotations
@@ -15,8 +21,12 @@ import math
 import sys
 
 from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
+from gradrepl.terminal_text import visible
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_BAD_INPUT, EXIT_NO_KERNEL = 0, 1, 2, 3
+EXIT_CODES = ("Exit status: 0 every derivative agrees; 1 some disagree, or none could be compared (no finite "
+              "derivative at the point, as 1/x or sqrt(x) at x=0); 2 bad, refused or too large input, or no point "
+              "given where none can be asked for; 3 no kernel could run the check.")
 
 
 def register(subparsers) -> None:
@@ -26,8 +36,8 @@ def register(subparsers) -> None:
                     "what autograd computes (float64) and a float64 central difference. EXPR may use numbers, "
                     "variables, + - * / ** (or ^), unary minus, pi, and the functions sin cos tan asin acos atan "
                     "sinh cosh tanh exp log sqrt abs sigmoid relu; a number before a name multiplies (3x). "
-                    "Exit status: 0 all agree, 1 some disagree or nothing finite to compare, "
-                    "2 bad or too large input, 3 no kernel.")
+                    "Without --at, the symbolic derivatives are printed and a point is asked for.",
+        epilog=EXIT_CODES)
     parser.add_argument("expr", metavar="EXPR", help='the formula, e.g. "x**2 + 3*x"')
     parser.add_argument("--at", metavar="POINT", default="",
                         help="the point, as name=value pairs separated by commas, e.g. x=2,y=3")
@@ -67,22 +77,60 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--at: {exc}") from None
     options = kernel_options(args, one_shot=True)
+    if point:
+        from gradrepl.client import launch
+
+        launch.start_zygote_early()  # the arguments are good: torch imports while asyncio does
     return run_async(_check(args.expr, point, args.json, options))
 
 
 async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> int:
-    from gradrepl.kernel.client import KernelDied
-    from gradrepl.kernel.symbolic.ops import render_check  # text only: imports neither sympy nor torch
+    """At a point: one full kernel (torch) compares the three derivatives. Without one: a sympy-only kernel,
+    sandboxed as the full one is, gives the symbolic derivatives at once (no torch import); a point the
+    learner then types (on a terminal) is checked by a full kernel, started as the question is asked."""
+    from gradrepl.client.kernel_client import KernelDied
+
+    try:
+        if not point:
+            reply = await _asked(_symbolic(options), expr, {})
+            if reply.data.get("needs_point") == [] and not reply.error:  # a constant: no point, but torch
+                return _report(await _asked(options, expr, {}), as_json)
+            code = _report(reply, as_json)
+            if code is not None:
+                return code
+            point = await _ask_point(reply.data["needs_point"], as_json)
+            if point is None:
+                return EXIT_BAD_INPUT
+        return _report(await _asked(options, expr, point), as_json)
+    except KernelDied as died:
+        return _no_kernel(died.reason)
+
+
+def _symbolic(options):
+    """The options for the sympy-only kernel: spawned (no zygote: that imports torch), with the same sandbox."""
+    import dataclasses
+
+    from gradrepl.client.options import SYMBOLIC_KERNEL
+
+    return dataclasses.replace(options, spawn=True, kernel_module=SYMBOLIC_KERNEL)
+
+
+async def _asked(options, expr: str, point: dict[str, float]):
+    """The check of `expr` at `point` by a kernel started with `options` for it, closed after."""
     from gradrepl.session import Session
 
     session = Session(options)
     try:
         await session.start()
-        reply = await session.check_expr(expr, point)
-    except KernelDied as died:
-        return _no_kernel(died.reason)
+        return await session.check_expr(expr, point)
     finally:
         await session.close()
+
+
+def _report(reply, as_json: bool) -> int | None:
+    """Print a check's reply; its exit status, or None when it holds only the derivatives (no point)."""
+    from gradrepl.views.check import render_check
+
     if reply.exhausted:
         print(f"gradrepl check: the expression is too large to evaluate (the kernel ran out of {reply.exhausted}); "
               "try a smaller one", file=sys.stderr)
@@ -93,25 +141,59 @@ async def _check(expr: str, point: dict[str, float], as_json: bool, options) -> 
         emit_json(reply.data)
     if reply.error:  # the kernel read the input and refused it, in words
         where = f" at column {reply.column}" if reply.column else ""
-        print(f"gradrepl check: {reply.error}{where}", file=sys.stderr)
+        print(f"gradrepl check: {visible(reply.error)}{where}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not reply.data:
         return _no_kernel("the kernel gave no answer")
+    if "needs_point" in reply.data:
+        if not as_json:
+            print(derivatives_text(reply.data), flush=True)
+        return None
     if not as_json:
         print(render_check(reply.data))
-    if not _any_finite(reply.data):
-        print("gradrepl check: no value is finite at this point, so nothing could be compared", file=sys.stderr)
+    if not _compared(reply.data):
+        print("gradrepl check: no derivative is finite at this point, so nothing could be compared",
+              file=sys.stderr)
         return EXIT_DISAGREE
     return EXIT_AGREE if reply.data["agree"] else EXIT_DISAGREE
 
 
+def derivatives_text(data: dict) -> str:
+    """`f = x**2 + 3*x` and `d/dx = 2*x + 3`, one line per variable (kernel text: visible already)."""
+    return "\n".join([f"f = {data['formula']}"] + [f"d/d{name} = {text}" for name, text in data["derivatives"].items()])
+
+
+async def _ask_point(names: list[str], as_json: bool) -> dict[str, float] | None:
+    """A point for the numeric check, asked for on a terminal; None (said on stderr) when none came."""
+    import asyncio
+
+    example = ",".join(f"{name}=1" for name in names)
+    if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(f"gradrepl check: for the numeric check give a point, e.g. --at {example}", file=sys.stderr)
+        return None
+    from gradrepl.client import launch
+
+    launch.start_zygote_early()  # torch imports while the learner types the point
+    while True:
+        try:
+            text = await asyncio.to_thread(input, f"point for the numeric check (e.g. {example}; Enter to stop): ")
+        except EOFError:
+            text = ""
+        if not text.strip():
+            return None
+        try:
+            return parse_point(text)
+        except ValueError as exc:
+            print(f"  {exc}")
+
+
 def _no_kernel(reason: str) -> int:
-    print(f"gradrepl check: no kernel could run the check: {reason}", file=sys.stderr)
+    print(f"gradrepl check: no kernel could run the check: {visible(reason)}", file=sys.stderr)
     return EXIT_NO_KERNEL
 
 
-def _any_finite(result: dict) -> bool:
-    values = [result.get("value")] + [value for grad in result.get("grads", {}).values()
-                                      for value in (grad.get("symbolic_value"), grad.get("autograd"),
-                                                    grad.get("numeric"))]
-    return any(isinstance(value, (int, float)) and math.isfinite(value) for value in values)
+def _compared(result: dict) -> bool:
+    """Whether some derivative could be compared: its symbolic value and autograd's are finite there
+    (1/x and sqrt(x) at 0 have none, though f or a difference quotient may be finite)."""
+    grads = result.get("grads", {})
+    return not grads or any(grad.get("agree") is not None for grad in grads.values())  # a constant: nothing to compare

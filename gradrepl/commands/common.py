@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
+import os
 import sys
 
-from gradrepl.kernel.options import KernelOptions
+from gradrepl.client.options import KernelOptions
+
+
+USAGE_EXIT = "2 usage errors (bad arguments, a file that cannot be read), said in one line"
+INTERRUPTED_EXIT = "130 stopped by Ctrl-C"
+
+
+def exit_codes(*meanings: str) -> str:
+    """The `--help` epilog every command ends with: each exit status it may return, in words."""
+    return "Exit status: " + "; ".join(meanings) + "."
 
 
 def add_kernel_options(parser: argparse.ArgumentParser, step_timeout: float | None = None,
@@ -22,17 +31,21 @@ def add_kernel_options(parser: argparse.ArgumentParser, step_timeout: float | No
                        help="let learner code open network connections")
     group.add_argument("--workspace", metavar="DIR", default=default,
                        help="one more folder learner code may write to")
+    group.add_argument("--readable", metavar="DIR", action="append", default=[] if top_level else argparse.SUPPRESS,
+                       help="one more folder learner code may read (repeatable); `run` reads the script's own")
     if step_timeout is not None:
         group.add_argument("--step-timeout", metavar="S", type=float, default=step_timeout,
                            help=f"interrupt a step that runs longer than S seconds (default {step_timeout:g})")
 
 
-def kernel_options(args: argparse.Namespace, *, one_shot: bool = False) -> KernelOptions:
+def kernel_options(args: argparse.Namespace, *, one_shot: bool = False, script: str | None = None,
+                   argv: tuple[str, ...] = ()) -> KernelOptions:
     """Turn parsed flags into KernelOptions; bad values raise UsageError. A `one_shot` command (one kernel,
     never restarted: run, trace, check, doctor) skips warming the zygote for restarts, which would only
-    compete with its work."""
+    compete with its work. A `script` (run, trace) is run as `python FILE ARGV` would run it: its
+    folder is readable (see script_folder), its current folder, and first on its sys.path."""
     from gradrepl.errors import UsageError
-    from gradrepl.kernel.sandbox import parse_size
+    from gradrepl.host.budgets import parse_size
 
     sizes = {}
     for flag in ("memory_limit", "disk_limit"):
@@ -46,23 +59,67 @@ def kernel_options(args: argparse.Namespace, *, one_shot: bool = False) -> Kerne
         raise UsageError("--step-timeout must be a positive number of seconds")
     workspace = getattr(args, "workspace", None)
     if workspace:
-        import os
-
         if not os.path.isdir(workspace):
             raise UsageError(f"--workspace: {workspace} is not a folder")
         workspace = os.path.abspath(workspace)
-        from gradrepl.kernel.import_path import overlapping
+        from gradrepl.host.import_path import unsafe_to_write
 
-        # Code written there would be imported outside the sandbox (by the zygote, by the next gradrepl).
-        if shadowed := overlapping(workspace):
-            real = os.path.realpath(workspace)
-            relation = "holds" if os.path.commonpath([shadowed[0], real]) == real else "lies in"
-            raise UsageError(f"--workspace: {workspace} {relation} {shadowed[0]}, a folder Python imports "
-                             "gradrepl or its libraries from, so learner code could plant code there that runs "
-                             "outside the sandbox; give a folder of its own")
+        # Code written there would run outside the sandbox (in the zygote, in the next gradrepl).
+        if why := unsafe_to_write(workspace):
+            raise UsageError(f"--workspace: {why}")
+    readable = [_readable_folder(folder) for folder in getattr(args, "readable", None) or ()]
+    if script:
+        script = os.path.abspath(script)
+        readable += script_folder(script, workspace, readable)
     return KernelOptions(memory_limit=sizes.get("memory_limit"), disk_limit=sizes.get("disk_limit"),
-                         allow_network=getattr(args, "allow_network", False),
-                         workspace=workspace, step_timeout=timeout, warm_later=not one_shot)
+                         allow_network=getattr(args, "allow_network", False), readable=tuple(readable),
+                         workspace=workspace, step_timeout=timeout, warm_later=not one_shot,
+                         script=script, argv=tuple(argv))
+
+
+def _readable_folder(folder: str) -> str:
+    from gradrepl.errors import UsageError
+
+    if not os.path.isdir(folder):
+        raise UsageError(f"--readable: {folder} is not a folder")
+    if holds_home(folder):
+        raise UsageError(f"--readable: {HOLDS_HOME.format(folder=folder)}; name a folder that holds only "
+                         "what the script should read")
+    return os.path.abspath(folder)
+
+
+HOLDS_HOME = "{folder} holds your home folder, so the script cannot read the files in it (they would include every secret there)"
+
+
+def holds_home(folder: str) -> bool:
+    """Whether `folder` is or holds the home folder: $HOME, or the account's own home, which $HOME
+    may have been pointed away from (both real paths)."""
+    import pwd
+
+    homes = {os.path.expanduser("~")}
+    try:
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:  # a uid with no account entry (a container's): $HOME is all there is
+        pass
+    real = os.path.realpath(folder)
+    return any(os.path.commonpath([os.path.realpath(home), real]) == real for home in homes if home)
+
+
+def script_folder(script: str, workspace: str | None, readable: list[str]) -> list[str]:
+    """The script's folder, read as `python FILE` reads it (data files, sibling modules), unless it
+    is readable already or holds the home folder (~/.ssh and every other secret there): a script
+    there is told how to read its files."""
+    folder = os.path.dirname(script)
+    real = os.path.realpath(folder)
+    if any(os.path.realpath(given) == real for given in [workspace, *readable] if given):
+        return []
+    if holds_home(folder):
+        from gradrepl.terminal_text import visible
+
+        print(visible(f"gradrepl: {HOLDS_HOME.format(folder=folder)}; put the script and its files in a folder "
+                      "of their own, or name one with --readable DIR"), file=sys.stderr)
+        return []
+    return [folder]
 
 
 def emit_json(obj: dict) -> None:
@@ -79,29 +136,7 @@ def emit_line(text: str) -> None:
     sys.stdout.flush()
 
 
-MAX_SOURCE_BYTES = 16 << 20   # a script, lesson or export bigger than this is refused, never read whole
-
-
-def read_source(path: str) -> str:
-    """A script or lesson file as text; unreadable, oversized or non-UTF-8 files are usage errors."""
-    from gradrepl.errors import UsageError
-
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_SOURCE_BYTES + 1)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder, not a file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
-    if len(data) > MAX_SOURCE_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES >> 20} MiB, too large to be a script or lesson")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}); "
-                         "save it as UTF-8") from None
+from gradrepl.scripts import MAX_SOURCE_BYTES, read_source  # noqa: E402,F401  (lessons, stats read through it)
 
 
 def open_store():
@@ -122,4 +157,6 @@ def open_store():
 
 
 def run_async(coro) -> int:
+    import asyncio  # here: a command that runs no coroutine (lessons, stats) skips its import
+
     return asyncio.run(coro)

@@ -7,14 +7,19 @@ import sys
 import textwrap
 
 from gradrepl import __version__
-from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
+from gradrepl.commands.common import (add_kernel_options, emit_json, exit_codes, INTERRUPTED_EXIT, kernel_options,
+                                     run_async, USAGE_EXIT)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "doctor", help="start a kernel and list each sandbox layer as active or missing",
         description="Start a sandboxed kernel the way every other command does and report, layer by "
-                    "layer, what confines learner code on this machine, and why a layer is missing.")
+                    "layer, what confines learner code on this machine, and why a layer is missing.",
+        epilog=exit_codes("0 a kernel started and its sandbox was reported (layers this machine lacks are listed, not an error)",
+                          "1 no kernel could start",
+                          USAGE_EXIT,
+                          INTERRUPTED_EXIT))
     parser.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     add_kernel_options(parser)
 
@@ -24,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _doctor(as_json: bool, options) -> int:
-    from gradrepl.kernel.client import KernelDied
+    from gradrepl.client.kernel_client import KernelDied
     from gradrepl.session import Session
 
     session = Session(options)

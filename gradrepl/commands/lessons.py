@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from gradrepl.commands.common import open_store
+from gradrepl.commands.common import exit_codes, open_store, USAGE_EXIT
 from gradrepl.tutor.lesson import Course, load_course
 from gradrepl.tutor.progress import LessonProgress, lesson_state
 
@@ -14,7 +14,8 @@ from gradrepl.tutor.progress import LessonProgress, lesson_state
 def register(subparsers) -> None:
     parser = subparsers.add_parser("lessons", help="list the course's lessons",
                                    description="List the lessons in the course folder, in order. Lessons that "
-                                               "cannot be loaded are reported on stderr with file and line.")
+                                               "cannot be loaded are reported on stderr with file and line.",
+        epilog=exit_codes("0 the lessons were listed (lessons with problems too, marked)", USAGE_EXIT))
     parser.add_argument("--json", action="store_true", help='a JSON list of {"id", "title", "path", ...}')
     parser.add_argument("--lessons", metavar="DIR", help="the course folder (default: the shipped lessons/)")
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
+from gradrepl.commands.common import (add_kernel_options, emit_json, exit_codes, INTERRUPTED_EXIT, kernel_options,
+                                     run_async, USAGE_EXIT)
+from gradrepl.terminal_text import visible
 from gradrepl.tutor import lint as linter
 from gradrepl.tutor.lesson import default_lessons_dir
 
@@ -16,7 +18,11 @@ def register(subparsers) -> None:
         description="Validate lessons: schema and unique ids; then play each lesson twice in fresh kernels "
                     "with its own keys: every solution passes its check, a task's check fails before its "
                     "solution, exactly one choice matches a computed key, keys are stable, steps are fast. "
-                    "Each problem names a file and a line; exit status 1 if there is any.")
+                    "Each problem names a file and a line; exit status 1 if there is any.",
+        epilog=exit_codes("0 every lesson is valid",
+                          "1 some lesson has problems (listed)",
+                          USAGE_EXIT,
+                          INTERRUPTED_EXIT))
     parser.add_argument("paths", nargs="*", metavar="PATH", help="lesson files or folders (default: the course)")
     parser.add_argument("--static", action="store_true", help="only the checks that need no kernel")
     parser.add_argument("--time-limit", type=float, default=linter.DEFAULT_TIME_LIMIT, metavar="S",
@@ -43,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
                    "problems": report.problems, "ok": report.ok})
     else:
         for problem in report.problems:
-            print(problem)
+            print(visible(problem))  # it names the lesson file
         verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
         print(f"{len(report.files)} file(s), {len(report.lessons)} lesson(s) checked: {verdict}", file=sys.stderr)
     return 0 if report.ok else 1

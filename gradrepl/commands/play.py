@@ -15,26 +15,19 @@ that code, and says so (AUTO_TRUSTS), rather than claim a proof it cannot give.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import secrets
+import shutil
 import sys
 from pathlib import Path
 
-from gradrepl.commands.common import add_kernel_options, emit_json, kernel_options, run_async
-from gradrepl.completeness import is_complete
-from gradrepl.kernel.protocol import StepResult
+from gradrepl.commands.common import (add_kernel_options, emit_json, exit_codes, INTERRUPTED_EXIT, kernel_options,
+                                     run_async, USAGE_EXIT)
+from gradrepl.protocol.messages import StepResult
 from gradrepl.terminal_text import visible
-from gradrepl.tutor.asking import (
-    BLANK_WORDS,
-    Typed,
-    command,
-    field_label,
-    how_to_answer,
-    read_fields,
-    read_typed,
-)
+from gradrepl.plain.lesson_input import CELL_HOW, TerminalAnswerer
+from gradrepl.tutor.asking import how_to_answer, precision_words
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, load_course, load_lesson
-from gradrepl.tutor.lesson_run import (
+from gradrepl.tutor.lesson_events import (
     Asked,
     CellRan,
     Event,
@@ -44,16 +37,13 @@ from gradrepl.tutor.lesson_run import (
     Notice,
     Opened,
     Prose,
-    Reply,
     Revealed,
     Summary,
-    Turn,
 )
-from gradrepl.tutor.progress import lesson_state
+from gradrepl.views.steps import step_text
 
-COMMANDS_HELP = "type ? or 'hint' for a hint, 'skip' to see the answer, 'quit' to stop"
-OFFERED = ("skip", "quit")
-QUIET_EVENTS = ("live_step", "key")  # the panel's and the engine's own: not part of the transcript
+COMMANDS_HELP = "type ? or 'hint' for a hint, 'skip' to see the answer, 'quit' to stop; %graph NAME, %trace NAME, %tensors, %at N and %help show what is there"
+QUIET_EVENTS = ("key",)  # the engine's own: not part of the transcript
 AUTO_TRUSTS = ("--auto trusts the lesson's own code: its keys and every task's reference come from fresh kernels "
                "that ran that code (never a learner's), and the verdicts are compared here, outside any kernel. "
                "A pass says the lesson agrees with itself; a hostile lesson could make itself pass.")
@@ -66,7 +56,11 @@ def register(subparsers) -> None:
                     "A task attempt is judged against the lesson's solution, run from the same start in a "
                     "fresh kernel your code never ran in. "
                     "With --auto, answer every question with its computed key and run every solution; "
-                    "exit status 1 if any check fails. " + AUTO_TRUSTS)
+                    "exit status 1 if any check fails. " + AUTO_TRUSTS,
+        epilog=exit_codes("0 the lesson was finished (with --auto: every step passed)",
+                          "1 it was left unfinished (with --auto: some step failed)",
+                          USAGE_EXIT + " (no such lesson, --from out of range)",
+                          INTERRUPTED_EXIT))
     parser.add_argument("lesson", metavar="ID", help="a lesson id (see `gradrepl lessons`) or a .md file")
     parser.add_argument("--auto", action="store_true",
                         help="answer with the computed keys; fail on any check (trusts the lesson's code, see above)")
@@ -108,14 +102,15 @@ def run(args: argparse.Namespace) -> int:
 
 async def _play(lesson: Lesson, args: argparse.Namespace) -> int:
     from gradrepl.session import Session
+    from gradrepl.session.steps import Door
+    from gradrepl.tutor.answerers import KeyAnswerer
     from gradrepl.tutor.keeper import ProgressKeeper
     from gradrepl.tutor.keys import KeyKernel
-    from gradrepl.tutor.lesson_run import KeyAnswerer, LessonRun
+    from gradrepl.tutor.lesson_run import LessonRun
 
     out = sys.stderr if args.json else sys.stdout
     view = TextView(out)
     emit = _json_line if args.json else view.show
-    answerer = KeyAnswerer() if args.auto else TerminalAnswerer(out)
     # --auto is the course's test: it neither reads nor changes the learner's progress.
     keeper = None if args.auto else ProgressKeeper()
     if args.auto:
@@ -124,100 +119,62 @@ async def _play(lesson: Lesson, args: argparse.Namespace) -> int:
         progress = await keeper.lesson(lesson.id, lesson.version) if keeper else None
         for notice in keeper.take_notices() if keeper else []:
             print(f"gradrepl: {notice}", file=sys.stderr)
-        start = args.start
-        if progress is not None and start is None:
-            start = _resume_point(lesson, progress, view)
         async with Session(kernel_options(args)) as session:
+            if not args.json:  # %at, %tensors and %graph fit the terminal, as in the plain REPL
+                session.width = shutil.get_terminal_size().columns
+            # The learner's kernel is the key kernel too; play renders steps from the events, so its
+            # door reports to no one.
+            door = Door(session)
+
+            async def console(source: str) -> None:  # the %commands a lesson asks the learner to type
+                refused = refused_at_a_question(source)
+                if refused:
+                    view.say(f"  {refused}")
+                    return
+                view.step(await door.execute(source))
+
+            answerer = KeyAnswerer() if args.auto else TerminalAnswerer(out, console)
             # A learner sees the options in a new order each time; --auto keeps one order for reproducible logs.
             seed = "" if args.auto else secrets.token_hex(4)
-            run = LessonRun(lesson, session, KeyKernel(session, owned=False), emit, progress=progress,
+            run = LessonRun(lesson, door, KeyKernel(door, owned=False), emit, progress=progress,
                             recorder=keeper, shuffle_seed=seed, auto=args.auto)
-            summary = await run.play(answerer, start or 0)
+            if args.start is None:
+                _say_where(run, view)
+            summary = await run.play(answerer, args.start)
     finally:
         if keeper is not None:
             keeper.close()
     return 0 if (summary.ok if args.auto else summary.finished) else 1
 
 
-def _resume_point(lesson: Lesson, progress, view: TextView) -> int:
-    """Where a learner goes on: the stored step; a finished lesson is played again from its start."""
-    if lesson_state(progress, len(lesson.steps)) == "done":
-        progress.finished.clear()
-        progress.hints.clear()
-        view.say("You finished this lesson before: playing it again from the start.")
-        return 0
-    if progress.current_step:
-        view.say(f"Going on at step {progress.current_step + 1} of {len(lesson.steps)} "
+# The console commands a question prompt runs: those a lesson asks for, which show what is there and run no
+# code of the learner's (a %time there ran it in the lesson's kernel, and what it patched stayed for later cells).
+SHOWN_AT_A_QUESTION = ("%graph", "%tensors", "%help", "%at")
+
+
+def refused_at_a_question(source: str) -> str:
+    """Why a %command typed at a question prompt does not run ("" when it runs)."""
+    name, _, arg = source.strip().partition(" ")
+    arg = arg.strip()
+    if name in SHOWN_AT_A_QUESTION or name == "%trace" and all(part.isidentifier() for part in arg.split(".")):
+        return ""
+    what = "%trace with a statement runs it" if name == "%trace" else f"{visible(name)} runs code or changes the kernel"
+    return (f"{what}, which a question prompt does not: only %graph, %trace NAME, %tensors, %help and %at "
+            "run here (they show what is there); put code in the answer, or try it after the lesson")
+
+
+def _say_where(run, view: TextView) -> None:
+    """Where a learner goes on: the stored step (a finished lesson is taken again from its start)."""
+    if run.again:
+        view.say("You finished this lesson before: taking it again from the start.")
+    elif run.index:
+        view.say(f"Going on at step {run.index + 1} of {len(run.lesson.steps)} "
                  "(the steps before are replayed, not shown).")
-    return progress.current_step
 
 
 def _json_line(event) -> None:
     if event.type not in QUIET_EVENTS:
         emit_json(event.to_json())
-
-
-class TerminalAnswerer:
-    """Asks on the terminal (or reads a pipe): one line per answer; EOF means quit."""
-
-    def __init__(self, out):
-        self.out = out
-
-    async def reply(self, turn: Turn) -> Reply:
-        question = turn.question
-        while True:
-            if question.type == "predict_state":
-                typed = await self._fields(question)
-            elif question.type == "task":
-                typed = await self._code()
-            else:
-                line = await self._line("answer> ")
-                typed = Typed("quit") if line is None else read_typed(question, line, turn.order, OFFERED)
-            if typed.kind != "again":
-                return Reply(typed.kind, typed.value)
-            self.out.write(f"  {typed.words}\n")
-
-    async def _fields(self, question) -> Typed:
-        values = {}
-        for name in question.fields:
-            line = await self._line(f"  {field_label(question, name)}> ")
-            if line is None:
-                return Typed("quit")
-            asked = command(line, OFFERED)
-            if asked:
-                return Typed(asked)
-            values[name] = line
-        return read_fields(question, values)
-
-    async def _code(self) -> Typed:
-        """One attempt: a complete line, or lines that end with a blank line (a block, or a whole
-        solution of several statements), as `gradrepl.completeness` says."""
-        lines: list[str] = []
-        while True:
-            line = await self._line(">>> " if not lines else "... ")
-            if line is None:
-                return Typed("quit") if not lines else Typed("answer", "\n".join(lines))
-            if not lines:
-                asked = command(line, OFFERED)
-                if asked:
-                    return Typed(asked)
-                if not line.strip():
-                    return Typed("again", words=BLANK_WORDS)
-            lines.append(line)
-            source = "\n".join(lines)
-            if (len(lines) == 1 and is_complete(source)) or (not line.strip() and is_complete(source + "\n")):
-                return Typed("answer", source.strip("\n"))
-
-    async def _line(self, prompt: str) -> str | None:
-        self.out.write(prompt)
-        self.out.flush()
-        line = await asyncio.to_thread(sys.stdin.readline)
-        if not line:
-            self.out.write("\n")
-            return None
-        if not sys.stdin.isatty():
-            self.out.write(line)  # echo piped input so a transcript reads like a session
-        return line.rstrip("\n")
 
 
 class TextView:
@@ -255,13 +212,16 @@ class TextView:
         if question.code:
             self._code(question.code)
         if question.starter:
-            self.say("  This code has a bug; enter it fixed:")
+            self.say("  This code has a bug: it is in the prompt below, fix it there" if sys.stdin.isatty()
+                     else "  This code has a bug; enter it fixed:")
             self._code(question.starter)
         for n, index in enumerate(event.order, 1):
             self.say(f"  {n}. {question.options[index].text}")
-        if question.tolerance is not None and question.type == "numeric":
-            self.say(f"  (within ±{question.tolerance:g})")
+        if precision_words(question):
+            self.say(f"  ({precision_words(question)})")
         self.say(f"  {how_to_answer(question, COMMANDS_HELP)}")
+        if question.type == "task":
+            self.say(f"  ({CELL_HOW})")
 
     def _hint(self, event: Hinted) -> None:
         self.say(f"  hint {event.n}: {event.text}" if event.text else
@@ -288,24 +248,27 @@ class TextView:
             self.say(f"  answer: {event.expected}")
 
     def _problem(self, event: LessonProblem) -> None:
-        print(f"lesson problem: {event.message}", file=sys.stderr)
+        print(visible(f"lesson problem: {event.message}"), file=sys.stderr)
 
     def _summary(self, event: Summary) -> None:
         self.say()
         self.say(summary_words(event))
 
+    def step(self, result: StepResult) -> None:
+        """A step the learner ran at the console (a %command)."""
+        self._result(result)
+        self.out.flush()
+
     def _code(self, source: str) -> None:
         for n, line in enumerate(source.rstrip("\n").splitlines()):
-            self.say(("... " if n and line[:1] in (" ", "\t") else ">>> ") + line)
+            # A blank line inside a cell is a continuation, as Python's prompt shows it ("...").
+            self.say((("... " if n and (line[:1] in (" ", "\t") or not line.strip()) else ">>> ") + line).rstrip())
 
     def _result(self, step: StepResult) -> None:
-        for text in (step.stdout, step.display, step.result):
-            if text:
-                self.say(text.rstrip("\n"))
-        if step.error:
-            self.say(f"{step.error.type}: {step.error.message}")
-            if step.error.explanation:
-                self.say(f"  ({step.error.explanation})")
+        # The views' renderer, as `run` prints a step (a help page too), without the tensor table.
+        text = step_text(step, tables=False)
+        if text:
+            self.say(text)
 
 
 def summary_words(summary: Summary) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gradrepl.commands.common import add_kernel_options, kernel_options, open_store, run_async
+from gradrepl.commands.common import (add_kernel_options, exit_codes, INTERRUPTED_EXIT, kernel_options, open_store,
+                                     run_async, USAGE_EXIT)
 
 
 def register(subparsers) -> None:
@@ -19,7 +20,8 @@ def register(subparsers) -> None:
         "quiz", help="spaced-repetition review of the course's questions",
         description="Ask due questions first (lowest chance of recall first), then new ones; grade each "
                     "answer in the kernel, show the right answer and what a wrong one reveals, and "
-                    "schedule the next review with FSRS.")
+                    "schedule the next review with FSRS.",
+        epilog=exit_codes("0 the quiz ended, or nothing was due", USAGE_EXIT + " (no such --lesson)", INTERRUPTED_EXIT))
     parser.add_argument("--count", type=int, default=10, metavar="N", help="ask at most N questions (default 10)")
     parser.add_argument("--lesson", metavar="ID", help="only questions of this lesson")
     parser.add_argument("--plain", action="store_true", default=argparse.SUPPRESS,

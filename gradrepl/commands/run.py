@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import ast
+import asyncio
 import json
+import sys
 import time
+from dataclasses import replace
 
 from gradrepl import __version__
-from gradrepl.commands.common import add_kernel_options, emit_json, emit_line, kernel_options, read_source, run_async
-from gradrepl.kernel.protocol import PROTOCOL_VERSION, StepResult
+from gradrepl.commands.common import add_kernel_options, emit_json, emit_line, kernel_options, run_async
+from gradrepl.protocol.messages import PROTOCOL_VERSION, StepResult
+from gradrepl.scripts import read_steps, split_steps  # noqa: F401  (split_steps: tests, trace)
 from gradrepl.terminal_text import json_line, visible
-from gradrepl.textviews import step_text
+from gradrepl.views.steps import step_text
 
 
 # The kernel runs the script: a step can read the steps sent ahead of it from the kernel's input and write
 # their replies itself. The sandbox bounds what a script does to the machine, not what it says of itself.
-PROMISE = ("Exit status: 0 when no step reported an error, 1 when one did, 2 for usage errors. The script "
+PROMISE = ("Exit status: 0 when no step reported an error, 1 when one did, 2 for usage errors, 130 when Ctrl-C "
+           "stopped it (it says at which step), and n when the script calls sys.exit(n) (the steps after it do "
+           "not run). The script "
            "reports on itself: its code runs in the kernel, where a step can read the steps sent after it "
            "and answer them in the kernel's name, so the exit status and the output are only as honest as "
            "the script. The sandbox limits what a script can do to this machine, not what it says; the exit "
@@ -29,42 +34,20 @@ def register(subparsers) -> None:
         description="Run FILE one top-level statement at a time in a sandboxed kernel and report, after "
                     "each step, its output, errors (explained) and the tensors that changed.",
         epilog=PROMISE)
-    parser.add_argument("file", metavar="FILE", help="a Python script")
+    parser.add_argument("file", metavar="FILE", help="a Python script, run as `python FILE ARGS` runs it: its "
+                        "folder is its current folder, readable, and first on its import path")
+    parser.add_argument("args", metavar="ARGS", nargs="*", help="the script's arguments (sys.argv[1:]), after --")
     parser.add_argument("--json", action="store_true", help="one JSON object per line (session, steps, summary)")
+    parser.add_argument("--results", action="store_true",
+                        help="also show the value of each step that is an expression, as the REPL does "
+                             "(python prints none)")
     parser.add_argument("--stop-on-error", action="store_true", help="stop at the first step that raises")
     add_kernel_options(parser, step_timeout=30.0)
 
 
-def split_steps(source: str, path: str) -> list[tuple[int, str]]:
-    """The script's top-level statements as (first line, source), one step per line they share
-    (`n += 1; print(n)` is one step, run once). Raises SyntaxError."""
-    tree = ast.parse(source, path, "exec")
-    lines = source.splitlines(True)
-    spans: list[list[int]] = []
-    for node in tree.body:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        if spans and first <= spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], node.end_lineno)
-        else:
-            spans.append([first, node.end_lineno])
-    return [(first, "".join(lines[first - 1:last]).rstrip("\n")) for first, last in spans]
-
-
-def read_steps(path: str) -> list[tuple[int, str]]:
-    """A script's top-level statements, or a UsageError naming the syntax error (nothing runs then)."""
-    from gradrepl.errors import UsageError
-
-    source = read_source(path)
-    try:
-        return split_steps(source, path)
-    except SyntaxError as exc:
-        raise UsageError(f"{path}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}; "
-                         "nothing was run") from None
-
-
 def run(args: argparse.Namespace) -> int:
     steps = read_steps(args.file)
-    options = kernel_options(args, one_shot=True)
+    options = kernel_options(args, one_shot=True, script=args.file, argv=tuple(args.args))
     return run_async(_replay(args, steps, options))
 
 
@@ -74,6 +57,7 @@ async def _replay(args, steps, options) -> int:
     started = time.perf_counter()
     errors = 0
     ran = 0
+    exited: tuple[int, int] | None = None  # (status, line) of the script's sys.exit()
     async with Session(options) as session:
         header = {"type": "session", "gradrepl": __version__, "protocol": PROTOCOL_VERSION, "file": args.file,
                   "steps": len(steps), "kernel": session.kernel_info, "sandbox": session.sandbox}
@@ -82,24 +66,48 @@ async def _replay(args, steps, options) -> int:
         else:
             _print_header(header)
         lines = StepLines()
-        # No shadow formulas: a script has no %check to use them.
-        async for result in session.replay(steps, args.file, args.stop_on_error, shadows=False):
-            line = steps[ran][0]
-            ran += 1
-            if args.json:
-                emit_line(lines.line(result, line, session.tensors))
-            else:
-                _print_step(result, line)
-            if result.error:
-                errors += 1
+        try:
+            # No shadow formulas: a script has no %check to use them.
+            async for result in session.replay(steps, args.file, args.stop_on_error, shadows=False):
+                line = steps[ran][0]
+                ran += 1
+                if args.json:
+                    emit_line(lines.line(result, line, session.tensors))
+                else:
+                    _print_step(result, line, args.results, session.grads_before)
+                if result.error:
+                    errors += 1
+                if result.exit_status is not None:
+                    exited = (result.exit_status, line)
+        except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C: asyncio.run cancels us, then exits 130
+            print(stopped_words(args.file, steps, ran), file=sys.stderr, flush=True)
+            raise
     summary = {"type": "summary", "steps": ran, "errors": errors, "skipped": len(steps) - ran,
                "duration_ms": round((time.perf_counter() - started) * 1000, 1)}
+    if exited:
+        summary["exit_status"] = exited[0]
     if args.json:
         emit_json(summary)
     else:
+        if exited:
+            print(f"\nthe script called sys.exit() at line {exited[1]}: exit status {exited[0]}")
         print(f"\n{ran} steps, {errors} with errors" + (f", {summary['skipped']} not run" if summary["skipped"] else "")
               + f" ({summary['duration_ms'] / 1000:.2f} s)")
+    if exited:
+        return exited[0]
     return 1 if errors else 0
+
+
+def stopped_words(path: str, steps: list[tuple[int, str]], ran: int) -> str:
+    """Where Ctrl-C stopped the script: the step that was running (or about to), and what did not run."""
+    if ran >= len(steps):
+        return f"gradrepl run: stopped by Ctrl-C after the last step of {visible(path)}"
+    line, code = steps[ran]
+    first = code.splitlines()[0] if code else ""
+    later = len(steps) - ran - 1
+    return (f"gradrepl run: stopped by Ctrl-C at step {ran + 1} of {len(steps)} ({visible(path)}, line {line}: "
+            f"{visible(first[:60])}); {ran} step{'s' if ran != 1 else ''} had finished"
+            + (f", {later} after it did not run" if later else ""))
 
 
 class StepLines:
@@ -138,15 +146,16 @@ def _print_header(header: dict) -> None:
     layers = header["sandbox"]
     active = [name for name, layer in layers.items() if layer.get("active")]
     missing = [name for name, layer in layers.items() if not layer.get("active")]
-    print(f"gradrepl {header['gradrepl']} · {header['file']} · {header['steps']} steps · "
-          f"kernel pid {header['kernel']['pid']} ({header['kernel']['mode']})")
-    print(f"sandbox: {', '.join(active) or 'none'} active" + (f"; missing: {', '.join(missing)}" if missing else ""))
+    # The file's name is anyone's (a download's), the layers' names the kernel's: neither reaches the terminal raw.
+    print(visible(f"gradrepl {header['gradrepl']} · {header['file']} · {header['steps']} steps · "
+                  f"kernel pid {header['kernel']['pid']} ({header['kernel']['mode']})"))
+    print(visible(f"sandbox: {', '.join(active) or 'none'} active" + (f"; missing: {', '.join(missing)}" if missing else "")))
 
 
-def _print_step(result: StepResult, line: int) -> None:
+def _print_step(result: StepResult, line: int, results: bool, before: dict | None = None) -> None:
     print(f"\n── step {result.step} · line {line} · {result.duration_ms:.1f} ms " + "─" * 20)
     print(visible("\n".join(("... " if index else ">>> ") + source_line
                              for index, source_line in enumerate(result.source.splitlines()))))
-    text = step_text(result)
+    text = step_text(result if results else replace(result, result=None), before=before)  # python echoes no value
     if text:
         print(text)

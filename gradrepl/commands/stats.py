@@ -11,7 +11,7 @@ import json
 import sys
 from datetime import datetime
 
-from gradrepl.commands.common import open_store
+from gradrepl.commands.common import exit_codes, open_store, USAGE_EXIT
 from gradrepl.terminal_text import visible_data
 from gradrepl.tutor.progress import ProgressStore, StoreError
 from gradrepl.tutor.quiz import SpacedRepetition, due_in_words, review_stats
@@ -21,7 +21,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "stats", help="quiz reviews per lesson and question; export or import progress",
         description="Per lesson and per question: reviews, last result, due date and retrievability "
-                    "(FSRS's estimate that you still remember it), with totals.")
+                    "(FSRS's estimate that you still remember it), with totals.",
+        epilog=exit_codes("0 the statistics were printed, exported or imported",
+                          USAGE_EXIT + " (an --import file that is no progress export: nothing is imported)"))
     parser.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     moves = parser.add_mutually_exclusive_group()
     moves.add_argument("--export", metavar="FILE", help="write all progress to FILE as JSON ('-' for stdout)")
@@ -83,25 +85,36 @@ def _import(store: ProgressStore, source: str) -> int:
 
 
 def render(stats: dict) -> str:
-    """The statistics as a plain-text table per lesson."""
+    """The statistics as plain text: the totals first, then a line per lesson and a table of the questions
+    it has asked (never-asked ones are only counted), its columns as wide as its longest id."""
     now = datetime.fromisoformat(stats["now"])
     totals = stats["totals"]
     if not stats["lessons"]:
         return "No lessons and no reviews yet. Start with `gradrepl quiz` or a lesson."
-    lines = []
+    lines = [f"Total: {_summary(totals)}", _next_words(totals, now), ""]
     for lesson in stats["lessons"]:
         lines.append(f"{lesson['lesson_id']}: {_summary(lesson['totals'])}")
-        lines.append(f"  {'question':<36} {'reviews':>7}  {'last result':<18} {'due':<18} {'recall':>6}")
-        for row in lesson["questions"]:
-            recall = "again" if row.get("relearning") else \
-                "" if row["retrievability"] is None else f"{row['retrievability']:.0%}"
-            lines.append(f"  {row['question_id']:<36} {row['reviews']:>7}  {row['last_result'] or 'never asked':<18}"
+        asked = [row for row in lesson["questions"] if row["reviews"] or row["due"]]
+        if not asked:
+            continue
+        width = max(36, *(len(row["question_id"]) for row in asked))
+        lines.append(f"  {'question':<{width}} {'reviews':>7}  {'last result':<18} {'due':<18} {'recall':>6}")
+        for row in asked:
+            # Right after a wrong answer there is no recall estimate (FSRS's would read 100%): "-".
+            recall = "-" if row["retrievability"] is None else f"{row['retrievability']:.0%}"
+            lines.append(f"  {row['question_id']:<{width}} {row['reviews']:>7}  {row['last_result'] or '-':<18}"
                          f" {_when(row['due'], now):<18} {recall:>6}")
         lines.append("")
-    lines.append(f"Total: {_summary(totals)}")
+    return "\n".join(lines).rstrip("\n")
+
+
+def _next_words(totals: dict, now: datetime) -> str:
+    """When to come back: the reviews due now, or else the next due date (one of them, never both)."""
+    if totals["due_now"]:
+        return f"{totals['due_now']} due now: `gradrepl quiz` asks them, the ones answered wrong first."
     if totals["next_due"]:
-        lines.append(f"Next review due {_when(totals['next_due'], now)}.")
-    return "\n".join(lines)
+        return f"Next review due {_when(totals['next_due'], now)}."
+    return "Nothing reviewed yet: `gradrepl quiz` starts with new questions."
 
 
 def _summary(counts: dict) -> str:

@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-from gradrepl.kernel.protocol import TEXT_CAP
+from gradrepl.protocol.messages import TEXT_CAP
 
 T = TypeVar("T")
 TOUCH_SECONDS = 5.0   # a __str__/__repr__/attribute access that takes longer is given up on
@@ -23,18 +23,23 @@ class Overtime(BaseException):
     """Raised in the kernel's thread when a bounded call runs out of time."""
 
 
-class Failed(Exception):
-    """A bounded call did not give a value; the message says why, in words.
-
-    ``why`` is the same without its subject ("took over 5 s", "raised KeyError"), and
-    ``timed_out`` / ``interrupted`` say which of the three it was.
+class NoValue(Exception):
+    """A bounded call did not give a value; ``reason`` says why, as data the frontend words
+    (views/remarks.py NO_VALUE): ``{"why": "timed_out", "seconds"}``, ``{"why": "raised", "error"}``
+    (the exception's type name) or ``{"why": "interrupted"}``.
     """
 
-    def __init__(self, message: str, why: str, timed_out: bool = False, interrupted: bool = False) -> None:
-        super().__init__(message)
-        self.why = why
-        self.timed_out = timed_out
-        self.interrupted = interrupted
+    def __init__(self, reason: dict) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    @property
+    def timed_out(self) -> bool:
+        return self.reason["why"] == "timed_out"
+
+    @property
+    def interrupted(self) -> bool:
+        return self.reason["why"] == "interrupted"
 
 
 def _on_alarm(signum, frame) -> None:
@@ -61,29 +66,30 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 
 def bounded(call: Callable[[], T], seconds: float = TOUCH_SECONDS) -> T:
-    """call(), or Failed with the reason if it raised or ran longer than ``seconds``.
+    """call(), or NoValue with the reason if it raised or ran longer than ``seconds``.
 
-    KeyboardInterrupt (the learner's Ctrl-C) also becomes Failed: the step that is
+    KeyboardInterrupt (the learner's Ctrl-C) also becomes NoValue: the step that is
     being reported is over, so there is nothing else to stop.
     """
     try:
         with time_limit(seconds):
             return call()
     except Overtime:
-        raise Failed(f"it took longer than {seconds:g} s", f"took over {seconds:g} s", timed_out=True) from None
+        raise NoValue({"why": "timed_out", "seconds": seconds}) from None
     except KeyboardInterrupt:
-        raise Failed("it was interrupted", "was interrupted", interrupted=True) from None
+        raise NoValue({"why": "interrupted"}) from None
     except BaseException as exc:  # learner code may raise anything
-        raise Failed(f"it raised {type(exc).__name__}", f"raised {type(exc).__name__}") from None
+        raise NoValue({"why": "raised", "error": type(exc).__name__}) from None
 
 
-def safe_text(call: Callable[[], object], what: str, limit: int = TEXT_CAP) -> str:
-    """The text call() gives (capped), or words saying why it could not be shown."""
+def safe_text(call: Callable[[], object], limit: int = TEXT_CAP) -> tuple[str, dict | None]:
+    """(the text call() gives, capped, None), or ("", the NoValue reason) when it could not be had:
+    the frontend says so in words (views/remarks.unshown_text)."""
     try:
         text = bounded(lambda: str(call()))
-    except Failed as failed:
-        return f"<{what} could not be shown: {failed}>"
-    return cap(text, limit)
+    except NoValue as failed:
+        return "", failed.reason
+    return cap(text, limit), None
 
 
 def cap(text: str, limit: int = TEXT_CAP) -> str:

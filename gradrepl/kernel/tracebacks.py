@@ -14,8 +14,8 @@ import traceback
 from dataclasses import asdict
 
 import gradrepl
-from gradrepl.kernel.guard import Failed, bounded, cap, safe_text
-from gradrepl.kernel.protocol import Frame
+from gradrepl.kernel.guard import NoValue, bounded, cap, safe_text
+from gradrepl.protocol.messages import Frame
 
 GRADREPL_DIR = os.path.dirname(os.path.abspath(gradrepl.__file__)) + os.sep
 HEADER = "Traceback (most recent call last):\n"
@@ -23,12 +23,6 @@ HEADER = "Traceback (most recent call last):\n"
 CAUSE = "The above exception was the direct cause of the following exception:"
 CONTEXT = "During handling of the above exception, another exception occurred:"
 MAX_CAUSES = 8  # a longer chain keeps its last links: those nearest the error shown
-
-
-def without_own_frames(stack: str) -> str:
-    """A crash stack (faulthandler's, on stderr) without gradrepl's frames: the learner's and torch's stay."""
-    own = f'File "{GRADREPL_DIR}'
-    return "".join(line for line in stack.splitlines(True) if not line.lstrip().startswith(own))
 
 
 def cell_name(step: int) -> str:
@@ -53,20 +47,36 @@ def remember_source(filename: str, source: str, first_line: int = 1) -> None:
     linecache.cache[filename] = (size, None, lines, filename)
 
 
-def error_info(exc: BaseException, learner_files: set[str], explanation: str | None) -> dict:
-    """The ErrorInfo fields (kernel/protocol.py) for an exception raised by a step."""
+def error_info(exc: BaseException, learner_files: set[str], diagnosis: tuple[str | None, dict | None] = (None, None)
+               ) -> dict:
+    """The ErrorInfo fields (protocol/messages.py) for an exception raised by a step, with its diagnosis
+    (a code and the names its words need, which the frontend words: views/diagnosis.py)."""
     frames = learner_frames(exc, learner_files)
     # str(exc) is learner code: it may raise, hang or be megabytes long (guard.py bounds all three).
-    message = safe_text(lambda: exc, "the error message")
-    causes = [{"type": type(earlier).__name__, "message": safe_text(lambda e=earlier: e, "the error message"),
-               "frames": learner_frames(earlier, learner_files), "link": link}
-              for earlier, link in chain(exc)]
-    try:
-        text = bounded(lambda: traceback_text(exc, frames, causes))
-    except Failed:
-        text = HEADER + "".join(map(_frame_text, frames)) + f"{type(exc).__name__}: {message}\n"
-    info = {"type": type(exc).__name__, "message": message, "explanation": explanation,
-            "traceback": cap(text), "frames": frames, "causes": causes}
+    # A message that cannot be had is sent as "" with its reason ("unshown"): views/remarks.word_error
+    # words it, and ends the traceback (left without its last line) with it.
+    message, unshown = safe_text(lambda: exc)
+    causes = []
+    for earlier, link in chain(exc):
+        said, cause_unshown = safe_text(lambda e=earlier: e)
+        causes.append({"type": type(earlier).__name__, "message": said,
+                       "frames": learner_frames(earlier, learner_files), "link": link,
+                       **({"unshown": cause_unshown} if cause_unshown else {})})
+    frames_only = HEADER + "".join(map(_frame_text, frames))
+    if unshown:
+        text = frames_only
+    elif any("unshown" in cause for cause in causes):
+        text = frames_only + f"{type(exc).__name__}: {message}\n"
+    else:
+        try:
+            text = bounded(lambda: traceback_text(exc, frames, causes))
+        except NoValue:
+            text = frames_only + f"{type(exc).__name__}: {message}\n"
+    code, names = diagnosis
+    info = {"type": type(exc).__name__, "message": message, "explanation": None, "diagnosis": code,
+            "diagnosis_names": names, "traceback": cap(text), "frames": frames, "causes": causes}
+    if unshown:
+        info["unshown"] = unshown
     if isinstance(exc, SyntaxError):
         info["message"] = f"{exc.msg} (line {exc.lineno})"
         info.update(offset=exc.offset, end_offset=getattr(exc, "end_offset", None), text=exc.text)
@@ -74,8 +84,7 @@ def error_info(exc: BaseException, learner_files: set[str], explanation: str | N
             frames.append(asdict(Frame(exc.filename, exc.lineno, "<module>", (exc.text or "").strip(), "learner")))
     if isinstance(exc, KeyboardInterrupt):
         info["message"] = "interrupted"
-        info["explanation"] = explanation or ("The step was interrupted; variables assigned before that "
-                                              "point are kept.")
+        info["diagnosis"] = code or "interrupted"
     return info
 
 

@@ -8,7 +8,7 @@ later kernels (restarts) have it too. The zygote must never run a tensor
 op (an OpenMP thread pool would make a later fork hang) and must stay
 single-threaded, which it checks before every fork.
 
-Before importing anything heavy the zygote starts the scratch janitor (scratch.py)
+Before importing anything heavy the zygote starts the scratch janitor (janitor.py)
 and, in a mount namespace of its own, puts a size-capped tmpfs on scratch: every
 kernel it forks shares that tmpfs, so files survive a kernel restart, and they
 vanish with the zygote.
@@ -31,7 +31,7 @@ import signal
 import socket
 import sys
 
-from gradrepl.kernel.sandbox import threads
+from gradrepl.host import cgroups
 from gradrepl.kernel.sandbox.layers import thread_count
 
 
@@ -46,10 +46,10 @@ def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(True)
     scratch_dir, disk_limit = sys.argv[2], int(sys.argv[3])
-    from gradrepl.kernel import scratch
+    from gradrepl.kernel import janitor
     from gradrepl.kernel.sandbox import own_scratch
 
-    janitor = scratch.start_janitor(scratch_dir)
+    janitor_fd = janitor.start(scratch_dir)
     disk = own_scratch(scratch_dir, disk_limit)  # single-threaded still: a user namespace needs that
     # Import what a kernel needs before the first fork, then freeze it so
     # the kernels' garbage collections never rescan these objects. Collections
@@ -94,7 +94,7 @@ def main() -> None:
                 line, buffer = buffer.split(b"\n", 1)
                 request = json.loads(line)
                 request.get("policy", {})["disk"] = disk
-                _fork_kernel(sock, request, fds, wakeup_r, wakeup_w, janitor)
+                _fork_kernel(sock, request, fds, wakeup_r, wakeup_w, janitor_fd)
                 fds = []
                 warm = bool(request.get("warm_later", True))
     os._exit(0)
@@ -140,7 +140,7 @@ def _reap(sock: socket.socket) -> None:
             return
         if pid == 0:
             return
-        threads.forget(pid)  # the kernel's pids cgroup, if it made one
+        cgroups.forget(pid)  # the kernel's pids cgroup, if it made one
         _send(sock, {"event": "exit", "pid": pid, "status": status})
 
 

@@ -134,7 +134,9 @@ def question_text(question: Question, order: list[int]) -> str:
 def result_text(result: QuizResult, now) -> str:
     """What the learner reads after answering: verdict, feedback, the key, next review."""
     mark = "✓" if result.correct else "✗"
-    lines = [f"{mark} {result.feedback}".rstrip()]
+    lines = [f"{mark} {result.word.capitalize()}. {result.feedback}".rstrip()]
+    if result.explanation:
+        lines.append(f"  From the lesson: {result.explanation}")
     if not result.correct:
         lines.append(f"  The answer: {result.expected}")
     elif result.hinted:

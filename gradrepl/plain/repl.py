@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import pydoc
+import re
 import shutil
 import signal
+import sys
 import textwrap
 
 from prompt_toolkit import PromptSession
@@ -21,13 +23,20 @@ from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.python import PythonLexer
 
 from gradrepl.history import History, default_path
-from gradrepl.kernel.options import KernelOptions
-from gradrepl.kernel.protocol import StepResult
-from gradrepl.plain.keys import HistorySearch, key_bindings
+from gradrepl.client.options import KernelOptions
+from gradrepl.protocol.messages import StepResult
+from gradrepl.plain.key_bindings import HistoryWalk, key_bindings
 from gradrepl.plain.terminal import terminal_input
 from gradrepl.session import Session, leaving
+from gradrepl.session.state import said_once
 from gradrepl.terminal_text import visible
-from gradrepl.textviews import display_text, step_text
+from gradrepl.views.steps import display_text, step_text
+
+_COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")  # what the TUI's input completes after too
+BUSY_AFTER = 0.4  # seconds a step runs before the busy line shows (a quick step shows none)
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+# Lines of prose gradrepl adds to a step's text, wrapped at word boundaries (code and output never are).
+_PROSE = re.compile(r"^(  why: |  note: |  ! |  removed: )")
 
 BANNER = ("gradrepl — a torch REPL that shows autograd's state after every step.\n"
           "%help lists commands; obj? shows help; Ctrl-C interrupts; Ctrl-D or exit quits.")
@@ -40,6 +49,8 @@ class KernelCompleter(Completer):
         self.session = session
 
     async def get_completions_async(self, document, complete_event):
+        if not complete_event.completion_requested and not _COMPLETABLE_BEFORE.search(document.text_before_cursor):
+            return  # while typing, a menu only after a name or a dot: never every builtin on a blank indent
         cursor = document.cursor_position
         for found in await self.session.complete(document.text, cursor):
             yield Completion(found.text, start_position=found.start - cursor,
@@ -49,16 +60,64 @@ class KernelCompleter(Completer):
         return iter(())  # completion needs the kernel, so only the async path answers
 
 
-def print_result(result: StepResult, width: int | None = None) -> None:
-    """The step's text; a help page goes to the pager (plain printing when there is no terminal)."""
+def print_result(result: StepResult, width: int | None = None, before: dict | None = None) -> None:
+    """The step's text; a help page goes to the pager (plain printing when there is no terminal).
+    `before`: the session's grads_before (a .grad a second backward added to says what it added)."""
     help_page = result.display if isinstance(result.display, dict) else None
     if help_page:
         result.display = None
-    text = step_text(result, width)
+    text = step_text(result, width, before=before)
     if text:
-        print(text, flush=True)
+        print(wrap_prose(text, width), flush=True)
     if help_page:
         pydoc.pager(display_text(help_page))  # kernel text: made visible where the client decoded it
+
+
+def wrap_prose(text: str, width: int | None) -> str:
+    """gradrepl's own sentences (why:, note:, !) wrapped at word boundaries to the terminal's width, their
+    continuation under their first word; everything else (code, tracebacks, output, tables) as it is."""
+    if not width:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        lead = _PROSE.match(line)
+        if lead and len(line) > width:
+            lines += textwrap.wrap(line, width, subsequent_indent=" " * len(lead.group(1)),
+                                   break_on_hyphens=False, break_long_words=False)
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+async def busy_line(number: int | None, out=None) -> None:
+    """While a step runs (after BUSY_AFTER), one line that says so and how to stop it; erased when the
+    step ends (this task is cancelled). Only on a terminal."""
+    out = out or sys.stdout
+    if not out.isatty():
+        return
+    await asyncio.sleep(BUSY_AFTER)
+    shown = False
+    what = f"running In [{number}]" if number is not None else "working"
+    try:
+        for tick in range(1 << 62):
+            out.write(f"\r{SPINNER[tick % len(SPINNER)]} {what}… Ctrl-C interrupts")
+            out.flush()
+            shown = True
+            await asyncio.sleep(0.1)
+    finally:
+        if shown:
+            out.write("\r\x1b[2K")
+            out.flush()
+
+
+def in_prompt(number: int) -> str:
+    """IPython's prompt: the number the next step takes (`Cell In[N]`, `%at N`); magics take none."""
+    return f"In [{number}]: "
+
+
+def continuation(width: int, line_number: int, wrap_count: int) -> str:
+    """IPython's `   ...: ` under the prompt, as wide as it."""
+    return "...: ".rjust(width)
 
 
 async def repl(session: Session, prompt: PromptSession) -> int:
@@ -69,9 +128,18 @@ async def repl(session: Session, prompt: PromptSession) -> int:
     active = [name for name, layer in session.sandbox.items() if layer.get("active")]
     print(f"\rkernel ready: torch {session.kernel_info['torch']} imported, with nn and F "
           f"(pid {session.kernel_info['pid']}); sandbox: {', '.join(active) or 'none'}")
+    warming = asyncio.ensure_future(session.warm_completion())  # the first Tab then finds jedi ready
+    try:
+        return await _read_and_run(session, prompt, loop)
+    finally:
+        warming.cancel()  # a quick quit: the warm-up's reply is not waited for
+
+
+async def _read_and_run(session: Session, prompt: PromptSession, loop) -> int:
+    """Prompt, run, print, until the learner leaves."""
     while True:
         try:
-            text = await prompt.prompt_async(f"[{session.step + 1}]: ")
+            text = await prompt.prompt_async(in_prompt(session.step + 1))
         except KeyboardInterrupt:
             continue  # Ctrl-C at the prompt clears the line
         except EOFError:  # Ctrl-D, or the terminal went away (the question then reads EOF too)
@@ -89,6 +157,8 @@ async def repl(session: Session, prompt: PromptSession) -> int:
         session.width = shutil.get_terminal_size().columns
         # While a step runs, Ctrl-C interrupts it instead of killing gradrepl.
         loop.add_signal_handler(signal.SIGINT, lambda: asyncio.ensure_future(session.interrupt()))
+        number = session.next_number(text)
+        busy = asyncio.ensure_future(busy_line(number))
         try:
             result = await session.execute(text)
         except Exception as exc:  # the session itself failed (a fresh kernel that cannot start): not the learner's
@@ -97,8 +167,10 @@ async def repl(session: Session, prompt: PromptSession) -> int:
                           "(`gradrepl doctor` says what is missing)."), flush=True)
             continue
         finally:
+            busy.cancel()
+            await asyncio.gather(busy, return_exceptions=True)  # the busy line is erased before any output
             loop.remove_signal_handler(signal.SIGINT)
-        print_result(result, session.width)
+        print_result(said_once(result), session.width, session.grads_before)
 
 
 async def confirmed(prompt: PromptSession, session: Session, asked: leaving.Asked,
@@ -137,11 +209,11 @@ class SharedHistory(PromptHistory):
 
 def build_prompt(session: Session, **io) -> PromptSession:
     """The input: multi-line, highlighted, a completion menu that narrows as you type, shared history."""
-    search = HistorySearch()
+    search = HistoryWalk()
     return PromptSession(
         multiline=True, key_bindings=key_bindings(search), lexer=PygmentsLexer(PythonLexer),
         history=SharedHistory(History(default_path())), completer=KernelCompleter(session),
-        complete_while_typing=True, enable_history_search=search.enabled, **io)
+        complete_while_typing=True, enable_history_search=search.enabled, prompt_continuation=continuation, **io)
 
 
 def run_repl(options: KernelOptions) -> int:

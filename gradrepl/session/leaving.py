@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from gradrepl.session.session import Session
 
 EXIT_LINES = frozenset({"exit", "exit()", "quit", "quit()"})
-PRESET = ("torch", "nn", "F", "help")  # what a fresh namespace holds (kernel/worker.py fresh_namespace)
+PRESET = ("torch", "nn", "F", "help", "Out")  # what a fresh namespace holds (kernel/requests.py fresh_namespace)
 # Evaluated in the namespace: its own names, in the order they were made; "_"-names are the REPL's.
 NAMES_EXPR = ("' '.join(name for name in globals() if isinstance(name, str) and name.isidentifier() "
               f"and not name.startswith('_') and name not in {PRESET!r})")
@@ -87,6 +87,13 @@ def question(asked: Asked, names: list[str] | None, tensors: list[str] = ()) -> 
     else:
         lost = f"{asked.loses}."
     return f"{asked.action}\n{lost} Your input history is kept."
+
+
+def restarted(how: str) -> str:
+    """The one line said once a restart (`how`: "%restart", "F8") replaced the kernel, as IPython's
+    "kernel restarted"."""
+    return (f"Kernel restarted ({how}): a fresh kernel with torch, nn and F; every name you defined is gone. "
+            "Steps count from In [1] again.")
 
 
 def worth_asking(names: list[str] | None) -> bool:

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gradrepl.kernel.protocol import ErrorInfo, StepResult
-from gradrepl.session import backward_magics
-from gradrepl.session.replies import Reply
+from gradrepl.protocol.messages import ErrorInfo, StepResult
+from gradrepl.session import backward_magics, habit_magics, leaving, plot_magic
+from gradrepl.session.request_result import RequestResult
 from gradrepl.terminal_text import visible
-from gradrepl.textviews import fit, tensor_table
+from gradrepl.views.check import render_check
+from gradrepl.views.glossary import gloss, terms_text
+from gradrepl.session.backward_magics import row_width
+from gradrepl.views.graph_drawing import graph_drawing_text
+from gradrepl.views.tables import aligned, fit, tensor_table
 
 if TYPE_CHECKING:
     from gradrepl.session.session import Session
 
-HELP_SYNTAX = ("obj? / obj??", "help on obj (signature and docstring) / with its source; also help(obj)")
-LEAVING = ("exit / quit", "leave; Ctrl-D too (it asks first while you have variables)")
+HELP_SYNTAX = ("obj? / obj??", "help on obj / with its source")
+LEAVING = ("exit / quit", "leave; Ctrl-D too (asks first)")
 
 
 class Magics:
@@ -25,7 +29,12 @@ class Magics:
         "%tensors": ("%tensors", "tensors"),
         "%graph": ("%graph NAME", "graph"),
         "%check": ("%check NAME", "check"),
+        "%plot": ("%plot NAME", "plot"),
+        "%time": ("%time STMT", "time"),
         "%timeit": ("%timeit STMT", "timeit"),
+        "%run": ("%run FILE", "run_file"),
+        "%who": ("%who", "who"),
+        "%whos": ("%whos", "whos"),
         "%trace": ("%trace NAME|STMT", "trace"),
         "%at": ("%at N", "at"),
         "%history": ("%history", "history"),
@@ -33,13 +42,30 @@ class Magics:
         "%reset": ("%reset [-f]", "reset"),
         "%help": ("%help", "help"),
     }
+    RUNS_STATEMENT = {"%time", "%timeit"}  # and %trace STMT: its statement is a numbered step
+    # A point in the timeline though it runs no code: the steps after %reset show an empty namespace (F3, %at).
+    CHANGES_NAMESPACE = {"%reset"}
     NEEDS_ARGUMENT = {"%graph": "a tensor name, e.g. %graph y", "%check": "a tensor name, e.g. %check y",
+                      "%plot": "a name, e.g. %plot loss (its history) or %plot losses (a list of numbers)",
                       "%timeit": "a statement, e.g. %timeit torch.ones(100).sum()",
+                      "%time": "a statement, e.g. %time loss.backward()",
+                      "%run": "a Python file, e.g. %run train.py",
                       "%trace": "a tensor name (%trace loss) or a statement (%trace loss.backward())",
-                      "%at": "a step number, e.g. %at 3 (or %at -1 for the step before)"}
+                      "%at": "a step number, e.g. %at 3 (or %at -1 for the last step, -2 the one before)"}
 
     def __init__(self, session: "Session"):
         self.session = session
+
+    def takes_number(self, source: str) -> bool:
+        """A magic that runs a statement, or empties the namespace (%reset), makes a numbered step; one
+        that looks takes no number (%restart numbers from 1 again)."""
+        name, _, arg = source.strip().partition(" ")
+        arg = arg.strip()
+        if name in self.CHANGES_NAMESPACE:
+            return True
+        if name in self.RUNS_STATEMENT:
+            return bool(arg)
+        return name == "%trace" and bool(arg) and not backward_magics.is_row_name(self.session, arg)
 
     async def run(self, step: int, source: str) -> StepResult:
         name, _, arg = source.partition(" ")
@@ -64,41 +90,62 @@ class Magics:
         rows = [(usage, (getattr(self, method).__doc__ or "").strip().splitlines()[0])
                 for usage, method in self.TABLE.values()]
         rows += [HELP_SYNTAX, LEAVING]
-        width = max(len(usage) for usage, _ in rows)
-        return "\n".join(f"  {usage:<{width}}  {text}" for usage, text in rows)
+        return "\n".join(aligned(rows, row_width(self.session), flexible=(1,), indent="  "))
 
     async def tensors(self, result: StepResult, arg: str) -> None:
         """show every live tensor"""
-        result.display = tensor_table(list(self.session.tensors.values()), all_rows=True, width=self.session.width)
+        result.display = tensor_table(list(self.session.tensors.values()), all_rows=True, width=self.session.width,
+                                      one_line=self.session.one_line_rows, before=self.session.grads_before)
 
     async def graph(self, result: StepResult, arg: str) -> None:
-        """draw NAME's autograd graph down to its leaves"""
+        """draw NAME's graph as boxes down to its leaves"""
         reply = await self.session.graph(arg)
         if reply.error:
             result.error = _failed(result, reply, "NameError")
         else:
-            result.display = fit(reply.data["text"], self.session.width)
+            # Boxes and arrows when they fit the console, else the indented tree.
+            result.display = fit(graph_drawing_text(reply.data["graph"], self.session.width), self.session.width)
 
     async def check(self, result: StepResult, arg: str) -> None:
-        """compare NAME's symbolic gradient with autograd's"""
+        """NAME's gradient: symbolic vs autograd"""
         check = await self.session.check(arg)
         if check.error:
             result.error = _failed(result, check, "CheckError")
         else:
-            result.display = fit(check.data.get("text", ""), self.session.width)
+            result.display = fit(render_check(check.data, row_width(self.session)), self.session.width)
+
+    async def plot(self, result: StepResult, arg: str) -> None:
+        """plot NAME: a number's history across steps (loss), or a list or tensor's numbers"""
+        await plot_magic.plot(self.session, result, arg)
 
     async def timeit(self, result: StepResult, arg: str) -> StepResult:
-        """time STMT as IPython does: mean ± std. dev. per loop over 7 runs"""
+        """time STMT as IPython does (7 runs)"""
         timed = await self.session.run_code(result.step, arg, timeit=True)
         timed.source = result.source
         return timed
 
+    async def time(self, result: StepResult, arg: str) -> StepResult:
+        """run STMT once as a step, timed"""
+        return await habit_magics.time(self.session, result, arg)
+
+    async def run_file(self, result: StepResult, arg: str) -> None:
+        """run FILE here, a step per statement"""
+        await habit_magics.run(self.session, result, arg)
+
+    async def who(self, result: StepResult, arg: str) -> None:
+        """the names you defined"""
+        await habit_magics.who(self.session, result, arg)
+
+    async def whos(self, result: StepResult, arg: str) -> None:
+        """the names you defined, type and size"""
+        await habit_magics.whos(self.session, result, arg)
+
     async def trace(self, result: StepResult, arg: str) -> None:
-        """backward node by node: from tensor NAME as a preview, or the backward STMT runs"""
+        """backward node by node: NAME or STMT"""
         await backward_magics.trace(self.session, result, arg)
 
     async def at(self, result: StepResult, arg: str) -> None:
-        """every tensor as it stood after step N, rebuilt from what each step changed"""
+        """every tensor as it was after step N"""
         backward_magics.at(self.session, result, arg)
 
     async def history(self, result: StepResult, arg: str) -> None:
@@ -110,12 +157,12 @@ class Magics:
             for number, entry in enumerate(entries, 1))
 
     async def restart(self, result: StepResult, arg: str) -> None:
-        """start a fresh kernel (all variables are lost; asks first; -f does not)"""
+        """a fresh kernel; asks first (-f: not)"""
         result.removed = await self.session.restart()
-        result.display = "Kernel restarted: a fresh namespace with torch, nn and F."
+        result.display = leaving.restarted("%restart")
 
     async def reset(self, result: StepResult, arg: str) -> None:
-        """empty the namespace in the same kernel (asks first; -f does not)"""
+        """empty the namespace; asks (-f: not)"""
         reply = await self.session.reset()
         if reply.error:
             result.error = _failed(result, reply, "KernelError")
@@ -124,11 +171,15 @@ class Magics:
         result.display = "Namespace emptied (the kernel kept running)."
 
     async def help(self, result: StepResult, arg: str) -> None:
-        """this list"""
-        result.display = self.listing()
+        """this list; %help TERM explains a word"""
+        if not arg.strip():
+            result.display = self.listing()
+            return
+        # Not a term (e.g. `%help trace`): the commands, as with no word, and the terms it knows.
+        result.display = gloss(arg) or f"{self.listing()}\n%help knows no term {arg.strip()!r}; {terms_text()}"
 
 
-def _failed(result: StepResult, reply: Reply, kind: str) -> ErrorInfo:
+def _failed(result: StepResult, reply: RequestResult, kind: str) -> ErrorInfo:
     """The error of a magic whose request failed; a lost kernel is also the step's kernel event."""
     if reply.lost:
         result.kernel_event = reply.error

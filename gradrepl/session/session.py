@@ -12,21 +12,32 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from gradrepl.completeness import HELP_LINE
-from gradrepl.kernel.client import INTERRUPT_GRACE, KernelClient, KernelDied, KernelProcess
-from gradrepl.kernel.options import KernelOptions
-from gradrepl.kernel.protocol import Completion, ErrorInfo, StepResult
-from gradrepl.kernel.tracebacks import without_own_frames
+from gradrepl.completeness import HelpRequest, help_request
+from gradrepl.client.kernel_client import INTERRUPT_GRACE, KernelClient, KernelDied, KernelProcess
+from gradrepl.client.options import KernelOptions
+from gradrepl.protocol.messages import Completion, ErrorInfo, StepResult
+from gradrepl.protocol.shapes import Check, GraphReply, SeriesReply, TraceReply, Value
+from gradrepl.client.crash_stack import without_own_frames
+from gradrepl.session import grad_why
 from gradrepl.session.magics import Magics
-from gradrepl.session.replies import Reply, reply_from
+from gradrepl.session.request_result import RequestResult, request_result_from
 from gradrepl.session.state import KernelState
 from gradrepl.session.timeline import Timeline
+from gradrepl.views.check import word_check
+from gradrepl.views.diagnosis import explain_error, explain_step
+from gradrepl.views.help_page import worded_page
+from gradrepl.views.remarks import request_error, unshown_text, word_error, word_step, word_trace, worded_parse_error
 
 completion_log = logging.getLogger("gradrepl.completion")
 
 
+# Completions made before the first Tab: a bare name (jedi's import and its builtins, the slowest: seconds),
+# then an attribute of torch (torch's namespace walked once).
+WARM_COMPLETIONS = (("pri", 3), ("torch.te", 8))
 REPLAY_AHEAD = 16  # steps `replay` keeps sent ahead of the oldest reply, so the kernel never waits
 LOST = "KernelLost"  # the error type of a step or an inspection no kernel answered
+NO_PROGRAMS = ("!cmd runs a shell command in IPython; this kernel's sandbox runs no programs (no shell, "
+               "no subprocess), so nothing was run. Use Python here, e.g. os.listdir() instead of !ls.")
 
 
 @dataclass
@@ -57,9 +68,15 @@ class Session:
         self.on_restart = on_restart  # a fresh kernel replaced the old one (its variables are gone)
         self.state = KernelState.STARTING
         self.tensors: dict[str, dict] = {}
+        # name -> (the .grad it held before the step that last changed it, that step), where that step
+        # changed a .grad that held something: a second backward's addition, said by views.tables.grad_words
+        self.grads_before: dict[str, tuple[dict, int]] = {}
         self.history: list[str] = []
         # The console's width in columns (None: no limit); %tensors, %graph and %check fit in it.
         self.width: int | None = None
+        # True where a row wrapped onto more lines would read as more rows (the TUI's console): a table
+        # too wide leaves columns out and cuts the rest with …; False: cells wrap between words (--plain).
+        self.one_line_rows = False
         self.magics = Magics(self)
         self.sandbox: dict[str, dict] = {}
         self.step = 0
@@ -67,6 +84,7 @@ class Session:
         self._changed: list[str] = []  # names whose rows are flagged changed
         self._ladder: asyncio.Task | None = None
         self.timeline = Timeline()  # every past step as deltas (%at, the TUI's timeline)
+        self.completion_warmed = False  # warm_completion() has run: the first Tab finds jedi ready
 
     # -- lifecycle ------------------------------------------------------
     async def start(self) -> None:
@@ -105,16 +123,34 @@ class Session:
         script's path and line) so tracebacks name it; a REPL step reads ``Cell In[N]``.
         """
         source = source.strip("\n")
-        step = self._new_step(source)
+        numbered = self.takes_number(source)
+        step = self._new_step(source) if numbered else self._looked(source)
+        kernels = self.timeline.restarts  # a kernel that dies in the step takes it along (numbering from 1)
         if source.lstrip().startswith("%"):
             result = await self.magics.run(step, source.strip())
-        elif asked := HELP_LINE.match(source):
+        elif asked := help_request(source):
             result = await self.help(step, source, asked)
+        elif source.lstrip().startswith("!"):
+            result = StepResult(step=step, source=source, error=ErrorInfo("UsageError", NO_PROGRAMS))
         else:
             fields = {"filename": filename, "first_line": first_line} if filename else {}
             result = await self.run_code(step, source, timeout, **fields)
-        self.timeline.record(step, result.source, result.tensors, result.removed)
+        if numbered and self.timeline.restarts == kernels:
+            self.timeline.record(step, result.source, result.tensors, result.removed)
         return result
+
+    def takes_number(self, source: str) -> bool:
+        """Whether `source` becomes a numbered step (`In [N]`, `Cell In[N]`, `%at N`, F3): code does, and
+        the magics that run a statement (%time, %timeit, %trace STMT); a magic that only looks, `obj?`
+        and `!cmd` do not (%run numbers each of its file's statements itself)."""
+        text = source.strip()
+        if text.startswith("%"):
+            return self.magics.takes_number(text)
+        return not (help_request(text) or text.startswith("!"))
+
+    def next_number(self, source: str) -> int | None:
+        """The number `source` would take if it ran now (None: it takes none), for a frontend's echo."""
+        return self.step + 1 if self.takes_number(source) else None
 
     async def replay(self, steps: list[tuple[int, str]], filename: str, stop_on_error: bool = False,
                      shadows: bool = True) -> AsyncIterator[StepResult]:
@@ -206,7 +242,7 @@ class Session:
                     self.history.pop()
 
     async def _finish(self, sent: _Sent) -> StepResult:
-        result = await self._collect(sent)
+        result = await self._collect(sent, renumber=False)  # a script's steps keep their numbers
         self.timeline.record(sent.step, result.source, result.tensors, result.removed)
         return result
 
@@ -215,6 +251,23 @@ class Session:
         if source.strip():
             self.history.append(source)
         return self.step
+
+    def _looked(self, source: str) -> int:
+        """An input that takes no number (a magic that looks, `obj?`): kept in history; its result
+        carries the number of the last step, the one it looked at."""
+        if source.strip():
+            self.history.append(source)
+        return self.step
+
+    async def run_statement(self, source: str, filename: str, first_line: int) -> StepResult:
+        """One statement of a file (%run) as a numbered step, named by its file and line in tracebacks,
+        kept in the timeline; the input history keeps the %run line, not each statement."""
+        self.step += 1
+        kernels = self.timeline.restarts
+        result = await self.run_code(self.step, source, filename=filename, first_line=first_line)
+        if self.timeline.restarts == kernels:
+            self.timeline.record(result.step, result.source, result.tensors, result.removed)
+        return result
 
     async def run_code(self, step: int, source: str, timeout: float | None = None, **fields) -> StepResult:
         """Send code to the kernel as step `step`, under the interrupt ladder and the step timeout."""
@@ -251,29 +304,35 @@ class Session:
             self._running_step = None
             self._cancel_ladder()
 
-    async def _collect(self, sent: _Sent) -> StepResult:
+    async def _collect(self, sent: _Sent, renumber: bool = True) -> StepResult:
         """The second half of a step: its output, its result, the live table updated."""
         if sent.lost is not None:
-            return await self._after_crash(sent.step, sent.source, sent.lost)
+            return await self._after_crash(sent.step, sent.source, sent.lost, renumber)
         out, err = await self.client.step_output(sent.kernel, sent.step, sent.payload)
-        result = StepResult.from_payload(sent.step, sent.source, sent.payload)
+        result = StepResult.from_payload(sent.step, sent.source, word_step(sent.payload))  # its data in words
+        explain_step(result, sent.payload.get("diagnoses") or [])  # the kernel's diagnoses, in words
         result.stdout, result.stderr = out, err
         if sent.timed_out and result.error and result.error.type == "KeyboardInterrupt":
-            result.error.explanation = (f"The step ran longer than the {sent.timeout:g} s step timeout and was "
-                                        "interrupted; variables assigned before that point are kept.")
+            result.error.explanation = (f"The step ran longer than the {sent.timeout:g} s step timeout "
+                                        "(--step-timeout S) and was interrupted; variables assigned before that "
+                                        "point are kept.")
         self._apply(result)
         if self._running_step is None:  # else the next step is already running
             self._set_state("idle")
         return result
 
-    async def _after_crash(self, step: int, source: str, reason: str) -> StepResult:
+    async def _after_crash(self, step: int, source: str, reason: str, renumber: bool = True) -> StepResult:
+        """The step a dead kernel took along, reported once a fresh kernel runs. `renumber`: the fresh
+        kernel's steps count from In [1], as after a restart (an interactive session); else (a script's
+        replay) they go on."""
         dead = self.client.kernel
         out, err = await self.client.leftover_output(dead) if dead else ("", "")
         err = without_own_frames(err)  # a segfault's stack names the worker's frames too
-        removed = await self.restart()
+        removed = await self._fresh_kernel(renumber)
+        again = " Steps count from In [1] again." if renumber else ""
         words = (f"{reason[0].upper()}{reason[1:]}. A fresh kernel was started "
                  f"({self.client.kernel.started_ms:.0f} ms): the variables you defined before are lost. "
-                 "Your history is kept, so you can run those lines again.")
+                 f"Your history is kept, so you can run those lines again.{again}")
         return StepResult(step=step, source=source, stdout=out, stderr=err, removed=removed,
                           error=ErrorInfo(type=LOST, message=reason, explanation=words),
                           kernel_event=words)
@@ -285,7 +344,13 @@ class Session:
                 self.tensors[name]["changed"] = False
         for name in result.removed:
             self.tensors.pop(name, None)
+            self.grads_before.pop(name, None)
         for row in result.tensors:
+            held = (self.tensors.get(row["name"]) or {}).get("grad")
+            if held is not None and row.get("grad") != held:
+                self.grads_before[row["name"]] = (held, result.step)
+            else:
+                self.grads_before.pop(row["name"], None)
             self.tensors[row["name"]] = row
         self._changed = [row["name"] for row in result.tensors]
 
@@ -300,12 +365,13 @@ class Session:
                              "so the kernel was stopped")
         return True
 
-    async def kill(self) -> None:
-        """Stop the kernel at once (the always-available escape)."""
+    async def kill(self) -> list[str] | None:
+        """Stop the kernel at once (the always-available escape). While idle, a restart: the names of the
+        rows that went; during a step None: the step's result says what was lost."""
         if self._running_step is not None:
             self.client.kill("you stopped the kernel with Kill while a step was running")
-        else:
-            await self.restart()
+            return None
+        return await self.restart()
 
     def _interrupt_step(self, step: int, reason: str) -> None:
         if self._running_step != step:
@@ -326,23 +392,45 @@ class Session:
 
     # -- commands ---------------------------------------------------------
     async def restart(self) -> list[str]:
-        """A fresh kernel with an empty namespace; returns the names that disappeared."""
+        """A fresh kernel with an empty namespace, its steps numbered from 1 again (as Jupyter's); returns
+        the names that disappeared. The timeline forgets the old kernel's steps and says a kernel began."""
+        return await self._fresh_kernel()
+
+    async def _fresh_kernel(self, renumber: bool = True) -> list[str]:
+        """A fresh kernel, its steps numbered from 1 in a timeline that says a kernel began (`renumber`
+        false: numbering goes on, as a crash in the middle of `run` keeps the script's numbers)."""
         self._set_state("starting")
         await self.client.replace()
         self.sandbox = self.client.kernel.ready.get("sandbox", self.sandbox)
         removed = list(self.tensors)
         self.tensors.clear()
+        self.grads_before.clear()
+        self._changed = []
+        if renumber:
+            self.step = 0
+            self.timeline.restart()
         if self.on_restart:
             self.on_restart()
         self._set_state(KernelState.IDLE)
         return removed
 
-    async def reset(self) -> Reply:
+    async def reset(self) -> RequestResult:
         """Empty the namespace in the same kernel: data "removed", the names that disappeared (lost: a
         fresh kernel instead, the table emptied by the restart)."""
-        reply = reply_from(await self._request("reset"))
+        reply = request_result_from(await self._request("reset"))
         self.tensors.clear()
+        self.grads_before.clear()
         return reply
+
+    async def warm_completion(self) -> None:
+        """Make the first Tab as quick as the later ones: completions now, while the learner reads the
+        banner, import jedi in the kernel, load its builtins and walk torch's namespace (seconds, once).
+        Each is skipped once a step waits; a step typed meanwhile waits for the one request in flight."""
+        for code, cursor in WARM_COMPLETIONS:
+            if self.state != "idle":
+                break
+            await self.complete(code, cursor)
+        self.completion_warmed = True
 
     async def complete(self, code: str, cursor: int | None = None) -> list[Completion]:
         """Candidates for the word at `cursor` (jedi over the live namespace); [] while a step runs.
@@ -369,29 +457,33 @@ class Session:
         # (prompt_toolkit asserts on one), so it is dropped.
         return [completion for completion in found if 0 <= completion.start <= at]
 
-    async def help(self, step: int, source: str, asked) -> StepResult:
+    async def help(self, step: int, source: str, asked: HelpRequest) -> StepResult:
         """`obj?` (signature and docstring) or `obj??` (with the source), as a help display."""
-        expr = (asked.group("expr1") or asked.group("expr2")).strip()
-        marks = asked.group("pre") or asked.group("post")
         result = StepResult(step=step, source=source)
-        reply = await self._request("help", expr=expr, source=len(marks) == 2)
+        reply = await self._request("help", expr=asked.expr, source=asked.source)
         error = reply.get("error")
         if "lost" in reply:
             result.error = ErrorInfo("KernelLost", reply["lost"], explanation=reply["lost"])
             result.kernel_event = reply["lost"]
         elif error:
+            word_error(error)
             result.error = ErrorInfo(**error) if isinstance(error, dict) else ErrorInfo("KernelError", error)
+            explain_error(result.error)
         else:
-            result.display = reply["display"]
+            result.display = worded_page(reply["display"])  # obj?'s fields laid out (views/help_page.py)
         return result
 
-    async def graph(self, name: str) -> Reply:
-        """NAME's autograd graph: data "graph" (nodes, edges) for the TUI and "text" for %graph."""
-        return reply_from(await self._request("graph", name=name))
+    async def graph(self, name: str) -> RequestResult[GraphReply]:
+        """NAME's autograd graph: data "graph" (nodes, edges), drawn by views/graph.py (%graph, the TUI)."""
+        return request_result_from(await self._request("graph", name=name))
 
-    async def trace(self, name: str) -> Reply:
+    async def why_grad_is_none(self, name: str, graph: GraphReply | None = None) -> str | None:
+        """Why `name`'s .grad is None, from what its timeline saw (session/grad_why.py), or None."""
+        return await grad_why.why_grad_is_none(self, name, graph)
+
+    async def trace(self, name: str) -> RequestResult[TraceReply]:
         """Backward from tensor `name` previewed node by node: data {"trace": {...}}, or why not in words."""
-        return reply_from(await self._request("trace", name=name))
+        return request_result_from(await self._request("trace", name=name))
 
     async def trace_statement(self, step: int, source: str) -> StepResult:
         """Run `source` as step `step`, recording every backward it makes (result.trace)."""
@@ -400,13 +492,25 @@ class Session:
             return StepResult(step=step, source=source, error=ErrorInfo("KernelError", reply["error"]))
         return await self.run_code(step, source)
 
-    async def inspect(self, expr: str) -> dict:
+    async def series(self, name: str) -> RequestResult[SeriesReply]:
+        """The numbers a list or tensor NAME holds, to plot (%plot): data {"series": {...}}, or why not."""
+        return request_result_from(await self._request("series", name=name))
+
+    async def inspect(self, expr: str) -> Value:
         """A JSON description of any value: what lesson keys are made of. When no kernel answered, an
         error of type KernelLost whose message says why (a fresh kernel was started)."""
         reply = await self._request("inspect", expr=expr)
         if "lost" in reply:
             return {"kind": "error", "type": LOST, "message": reply["lost"], "repr": f"{LOST}: {reply['lost']}"}
-        return reply["value"]
+        value = reply["value"]
+        unshown = value.pop("unshown", None)
+        if unshown:  # a repr or an error message the kernel could not read (views/remarks.py)
+            if value.get("kind") == "error":
+                said = unshown_text("the error message", unshown)
+                value.update(message=said, repr=f"{value['type']}: {said}")
+            else:
+                value["repr"] = unshown_text(f"{unshown.get('type', '?')} object: its repr", unshown)
+        return value
 
     async def task_state(self, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
         """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py);
@@ -414,26 +518,40 @@ class Session:
         return (await self._request("task_state", targets=targets, start=start, token=token,
                                     everything=everything)).get("state", {})
 
-    async def check(self, name: str) -> Reply:
+    async def check(self, name: str) -> RequestResult[Check]:
         """NAME's symbolic gradient against autograd's (%check)."""
-        return reply_from(await self._request("check", name=name), "check")
+        return _worded(request_result_from(await self._request("check", name=name), "check"))
 
-    async def check_expr(self, expr: str, point: dict[str, float]) -> Reply:
+    async def check_expr(self, expr: str, point: dict[str, float]) -> RequestResult:
         """An expression's symbolic gradient at a point (`gradrepl check`)."""
-        return reply_from(await self._request("check_expr", expr=expr, point=point), "check")
+        return _worded(request_result_from(await self._request("check_expr", expr=expr, point=point), "check"))
 
-    async def equivalent(self, answer: str, key: str) -> Reply:
+    async def equivalent(self, answer: str, key: str) -> RequestResult:
         """Whether a `derive` answer is the same function as its key: data "equivalent"."""
-        return reply_from(await self._request("equivalent", answer=answer, key=key), "result")
+        return request_result_from(await self._request("equivalent", answer=answer, key=key), "result")
 
     async def _request(self, op: str, **fields) -> dict:
         """The kernel's reply (checked against op's schema by the client), or {"lost": words} when no
         kernel answered: it died or broke the protocol, and a fresh one was started."""
+        kernel = self.client.kernel
         try:
-            return await self.client.request(op, **fields)
+            reply = await self.client.request(op, **fields)
         except KernelDied as died:
+            if kernel is not None and self.client.kernel is not kernel:
+                # Cut off by a restart (a lesson's prepare, %restart) while it waited: the fresh kernel is
+                # that restart's; starting another would wipe what is being built in it.
+                return {"lost": f"the kernel was restarted while it answered ({died.reason})"}
             crashed = await self._after_crash(self.step, f"<{op}>", died.reason)
             return {"lost": crashed.kernel_event}
+        error = reply.get("error")
+        if isinstance(error, dict) and "code" in error:  # the kernel's code and names, in words (views/remarks.py)
+            reply["error"] = request_error(error["code"], error.get("names"))
+        word_trace(reply.get("trace"))  # op trace's note (execute's: word_step)
+        for key in ("check", "result"):  # a symbolic check's or a derive answer's input it cannot take
+            inner = reply.get(key)
+            if isinstance(inner, dict) and "error" in inner:
+                inner["error"] = worded_parse_error(inner["error"])
+        return reply
 
     # -- state ------------------------------------------------------------
     def _set_state(self, state: KernelState | str) -> None:
@@ -441,3 +559,10 @@ class Session:
         self.state = state
         if self.on_state:
             self.on_state(state)
+
+
+def _worded(result: RequestResult) -> RequestResult:
+    """A check's notes in words (views/check.py), as a step's diagnoses are (explain_step)."""
+    if result.ok and isinstance(result.data, dict):
+        word_check(result.data)
+    return result

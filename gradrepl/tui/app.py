@@ -1,9 +1,10 @@
 """The gradrepl TUI: the console on the left, the live tensor panel on the right.
 
-A thin face over `Session`: typed steps and lesson jobs wait in one StepQueue
+A thin face over `Session`: typed steps and lesson turns wait in one StepQueue
 (session/steps.py); every kernel call runs in an async worker on the app's own
 event loop and posts a message from messages.py, which the handlers render.
-Widgets reach the app only through messages (InputSubmitted, LessonJob, ...).
+Lesson code reaches the kernel through the queue's Door and comes back as ordinary
+StepFinished messages. Widgets reach the app only through messages (InputSubmitted, ...).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from textual.widgets import TextArea
 from textual.worker import Worker, WorkerState
 
 from gradrepl.history import History, default_path
-from gradrepl.kernel.options import KernelOptions
+from gradrepl.client.options import KernelOptions
 from gradrepl.session import KernelState, Session, leaving
-from gradrepl.session.steps import Failed, Finished, QueueEvent, Queued, Started, StepQueue
+from gradrepl.session.state import said_once
+from gradrepl.session.steps import Finished, NotRun, QueueEvent, Queued, Started, StepQueue
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.confirm import Confirm
@@ -44,22 +46,22 @@ from gradrepl.tui.messages import (
     KernelReady,
     KernelRestarted,
     KernelStateChanged,
-    LessonJob,
-    LessonStepRan,
     QuitRequested,
     StepFailed,
     StepFinished,
     StepQueued,
     StepStarted,
 )
+from gradrepl.tui.panel_fit import fit_panel
 from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.tensors.tensor_table import TensorTable
-from gradrepl.tui.tensors.timeline import PastPanel, target_step
+from gradrepl.tui.tensors.past_panel import PastPanel, target_step
 from gradrepl.tui.tensors.trace_view import TraceView
 from gradrepl.tui.terminal_watch import terminal_fds, terminal_gone
 from gradrepl.tui.unicode_width import align_with_terminal
 from gradrepl.tui.view_guard import ViewFailed, failure_words, shows_reply
 from gradrepl.tui import worker_failures
+from gradrepl.views.trace_story import echo_tag
 
 WELCOME = (
     "gradrepl · importing torch… type away: steps run as soon as it is in.\n"
@@ -72,14 +74,26 @@ WELCOME = (
 LESSON_PANE = "#lesson"
 
 
-def lesson_pane(*args, **kwargs):
+def lesson_pane(app: GradReplApp, *args, **kwargs):
+    """The pane, with the engine's parts built here and handed in (widgets never build the engine)."""
+    from gradrepl.session.steps import Door
     from gradrepl.tui.lesson.pane import LessonPane
+    from gradrepl.tutor.lesson_parts import LessonParts
 
-    return LessonPane(*args, **kwargs)
+    door = app.steps.door() if app.steps is not None else Door(None)  # no kernel: the course still shows
+    app.lesson_parts = LessonParts.build(door, app.options)
+    return LessonPane(app.lesson_parts, *args, **kwargs)
 
 
 HANGUP_CLOSE_TIMEOUT = 5.0  # seconds for the kernel and zygote to go after the terminal did
+COMPLETING_AFTER = 0.3  # seconds a completion may take before the input says "completing…"
 HANGUP_EXIT = 129  # 128 + SIGHUP, as a shell reports a hung-up job
+MIN_CONSOLE = 20  # columns magic output is drawn to, however narrow the console
+BORDER_TITLE_CHROME = 6  # a border title's corners and the spaces around it
+# Enter on a step that runs at once holds the screen's repaints until its reply, at most this long (s):
+# the cleared input, the echo and the panel's row are then drawn in one frame. Drawn as they came, the
+# row waited for Textual's next frame, 17-33 ms after the cleared input's (its timer skips a slot).
+REPLY_HOLD = 0.04
 
 
 class GradReplApp(App):
@@ -123,12 +137,14 @@ class GradReplApp(App):
         self.kernel_started = False  # a first kernel came up (F8 after a failed start starts one again)
         self._leaving = False  # the quit question is being asked: Ctrl-D or Ctrl-Q again leaves
         self._exiting_for_hangup = False
+        self.lesson_parts = None  # the lesson engine's parts, once a lesson pane is open (lesson_pane)
+        self._reply_hold = None  # (batch, timer) while repaints wait for a step's reply (REPLY_HOLD)
 
     def compose(self) -> ComposeResult:
         self._apply_breakpoint()  # before the widgets mount: styled once, in the layout they first show
         with Horizontal(id="main", classes="-learn" if self.learn else None):
             if self.learn:
-                yield lesson_pane(*self.learn, session=self.session, options=self.options)
+                yield lesson_pane(self, *self.learn)
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
                 yield CodeInput(self.repl_history, id="input")
@@ -139,6 +155,36 @@ class GradReplApp(App):
                 yield TensorDetails(id="details")
         yield StatusBar(id="status")
         yield KeyFooter()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and event.key == "enter":
+            self._hold_for_reply()
+        await super().on_event(event)
+
+    @property
+    def holding_repaints(self) -> bool:
+        """Repaints wait for a step's reply (the key footer rebuilds after, from the keys then)."""
+        return self._reply_hold is not None
+
+    def _hold_for_reply(self) -> None:
+        """Enter that runs a step at once: hold the repaints until its reply (_release_hold), or REPLY_HOLD."""
+        code_input = self.focused
+        if (self._reply_hold is not None or self.steps is None or not self.steps.runs_at_once
+                or not isinstance(code_input, CodeInput) or code_input.id != "input"
+                or not code_input.enter_submits()):
+            return
+        batch = self.batch_update()
+        batch.__enter__()
+        self._reply_hold = (batch, self.set_timer(REPLY_HOLD, self._release_hold))
+
+    def _release_hold(self) -> None:
+        if self._reply_hold is None:
+            return
+        batch, timer = self._reply_hold
+        self._reply_hold = None
+        timer.stop()
+        batch.__exit__(None, None, None)
+        self.refresh_bindings()  # the footer skipped the changes made meanwhile
 
     def on_key(self, event: events.Key) -> None:
         """Typed text belongs to the console: a printable key pressed on the tensor panel (which takes no
@@ -153,10 +199,12 @@ class GradReplApp(App):
         self.query_one(ConsoleLog).write_notice(WELCOME)
         if not self.learn:
             self.query_one(CodeInput).focus()
+        self.show_next_number()
         self.query_one("#inspector").border_title = "tensors"
         self.query_one("#console").border_title = "console"
         self._busy_timer = self.set_interval(0.1, self._tick, pause=True)
         self.call_after_refresh(self._after_first_frame)
+        self.call_after_refresh(self.fit_console)
         self._watch_terminal()
         if self.session is not None:
             self.start_kernel()
@@ -173,6 +221,36 @@ class GradReplApp(App):
         width = self.size.width
         active = [name for minimum, name in self.HORIZONTAL_BREAKPOINTS if width >= minimum][-1]
         self.screen.update_classes({name: name == active for _, name in self.HORIZONTAL_BREAKPOINTS})
+        self.fit_panel()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_panel)  # after Textual has set the new breakpoint's class
+        self.call_after_refresh(self.fit_console)
+
+    def on_app_focus(self, event: events.AppFocus) -> None:
+        # A browser tab that reattaches to this tutor (gradrepl serve, after a reload) starts from a
+        # blank terminal and focuses: paint the whole screen, not only what changed since the last frame.
+        self.screen.refresh()
+
+    def fit_console(self) -> None:
+        """Magic output (%at, %check, %help, %trace, %tensors) is drawn to the console's width, a row a line."""
+        logs = self.query(ConsoleLog)
+        if self.session is not None and logs:
+            log = logs.first()
+            # the log's text, less the scrollbar a long output brings
+            self.session.width = max(MIN_CONSOLE, log.scrollable_content_region.width - (not log.show_vertical_scrollbar))
+            self.session.one_line_rows = True
+
+    def fit_panel(self) -> None:
+        """The panel's height from its rows when it shows only the table under the console (panel_fit.py)."""
+        base = self.screen_stack[0] if self.screen_stack else None
+        if self.learn or base is None or not base.query("#inspector"):
+            return  # the lesson's grid lays the panel out; or not composed yet
+        inspector = base.query_one("#inspector")
+        only_table = not (inspector.has_class("-details") or inspector.has_class("-past")
+                          or base.query_one(TraceView).display)
+        narrow = self.size.width < self.HORIZONTAL_BREAKPOINTS[1][0]  # the class may lag a resize
+        fit_panel(self.size.height, inspector, len(base.query_one(TensorTable).names), narrow and only_table)
 
     def _watch_terminal(self) -> None:
         """Leave, and take the kernel along, when the terminal goes away, with or without a SIGHUP."""
@@ -200,6 +278,8 @@ class GradReplApp(App):
 
     async def on_unmount(self) -> None:
         # The kernel process must not outlive the app (tests run many apps in one process).
+        if self.lesson_parts is not None:
+            await self.lesson_parts.close()
         if self.session is not None:
             await self.session.close()
 
@@ -218,8 +298,13 @@ class GradReplApp(App):
         except Exception as exc:  # the learner needs words, not a crashed app
             self.post_message(KernelFailed(f"{type(exc).__name__}: {exc}"))
             return
+        # The first completion imports jedi in the kernel: sent first, so a step typed meanwhile waits
+        # for it (one request), and the first Tab does not.
+        warming = asyncio.ensure_future(self.session.warm_completion())
+        await asyncio.sleep(0)
         self.post_message(KernelReady(self.session.sandbox))
         self.steps.ready.set()
+        await warming
 
     @work(group="steps", exit_on_error=False)
     async def run_steps(self) -> None:
@@ -230,10 +315,10 @@ class GradReplApp(App):
         if isinstance(event, Queued):
             self.post_message(StepQueued(event.source, event.kernel_ready))
         elif isinstance(event, Started):
-            self.post_message(StepStarted(event.source))
+            self.post_message(StepStarted(event.source, event.number))
         elif isinstance(event, Finished):
-            self.post_message(StepFinished(event.result))
-        elif isinstance(event, Failed):
+            self.post_message(StepFinished(event.result, event.shown))
+        elif isinstance(event, NotRun):
             self.post_message(StepFailed(event.source, event.reason))
 
     def submit(self, source: str) -> None:
@@ -251,15 +336,24 @@ class GradReplApp(App):
 
     @work(group="control", exit_on_error=False)
     async def kill_kernel(self) -> None:
-        await self.steps.kill()
+        dropped, idle = await self.steps.kill()
+        if idle:  # during a step, its result says what was lost
+            self.query_one(ConsoleLog).write_notice(leaving.restarted("F8"), "bold magenta")
         self._update_queue_count(self.steps.waiting)
 
     @work(group="complete", exclusive=True, exit_on_error=False)
     async def fetch_completions(self, code: str, cursor: int, typing: bool) -> None:
         if self.session is None:
             return
-        completions = await self.session.complete(code, cursor)
-        await self.query_one(CodeInput).offer_completions(completions, code, cursor, inline=not typing)
+        code_input = self.query_one(CodeInput)
+        # A slow answer (a kernel busy importing, a large namespace) says it is coming.
+        slow = self.set_timer(COMPLETING_AFTER, lambda: setattr(code_input, "border_subtitle", "completing…"))
+        try:
+            completions = await self.session.complete(code, cursor)
+        finally:
+            slow.stop()
+            code_input.border_subtitle = None
+        await code_input.offer_completions(completions, code, cursor, inline=not typing)
 
     @work(group="details", exclusive=True, exit_on_error=False)
     async def fetch_details(self, name: str) -> None:
@@ -272,14 +366,19 @@ class GradReplApp(App):
         # sent would leave its reply unawaited, which the client takes for a broken kernel and kills it.
         reply = await asyncio.shield(self.session.graph(name))
         graph = reply.data if reply.ok else None
+        if reply.lost:  # the kernel died answering: a fresh one replaced it, and the details closed with it
+            self.query_one(ConsoleLog).write_notice(reply.error, "bold magenta")
+            return
         if not reply.ok:
             errors.append(f"graph: {reply.error}")
-        self.post_message(DetailsLoaded(name, row, graph, None, errors))
+        why = await asyncio.shield(self.session.why_grad_is_none(name, graph))
+        history = self.session.timeline.scalar_history(name)
+        self.post_message(DetailsLoaded(name, row, graph, None, errors, why, history))
         check = await asyncio.shield(self.session.check(name))
         if check.data or check.error:
             if check.error:
                 errors = errors + [f"check: {check.error}"]
-            self.post_message(DetailsLoaded(name, row, graph, check.data if check.ok else None, errors))
+            self.post_message(DetailsLoaded(name, row, graph, check.data if check.ok else None, errors, why, history))
 
     # -- a worker that raised ----------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -321,16 +420,32 @@ class GradReplApp(App):
     @on(KernelStateChanged)
     def _state_changed(self, message: KernelStateChanged) -> None:
         self.kernel_state = message.state
-        self.query_one(StatusBar).set_state(message.state)
+        bars = self.query(StatusBar)  # none yet on a loaded machine's first frames: it reads kernel_state on mount
+        if bars:
+            bars.first().set_state(message.state)
         if message.state == "busy":
             self._busy_timer.resume()
         else:
             self._busy_timer.pause()
         self.refresh_bindings()
 
+    def show_next_number(self) -> None:
+        """The input's title is IPython's prompt: `In [N]`, the number the next step takes."""
+        if self.session is not None:
+            self.query_one(CodeInput).border_title = f"In [{self.session.step + 1}]"
+
     @on(KernelRestarted)
     def _restarted(self, message: KernelRestarted) -> None:
+        """Whatever replaced the kernel (F8, %restart, a crash, a lesson), the panel holds only the new
+        kernel's rows: none yet."""
         self.steps_in_kernel = 0
+        table = self.query_one("#tensors", TensorTable)
+        table.apply_step([], list(table.names))
+        if self.details_name is not None:
+            self.close_details()
+        self.return_to_present()  # the past it showed was the old kernel's
+        self.fit_panel()
+        self.call_after_refresh(self.show_next_number)  # once restart() has numbered from 1 again
         self.query_one(StatusBar).note_restart()
 
     @on(KernelReady)
@@ -382,22 +497,39 @@ class GradReplApp(App):
     @on(StepStarted)
     def _step_started(self, message: StepStarted) -> None:
         self._update_queue_count(self.steps.waiting if self.steps else 0)
-        self.query_one(ConsoleLog).write_source(message.source)
+        self.query_one(ConsoleLog).write_source(message.source, message.number)
 
     @on(StepFinished)
     def _step_finished(self, message: StepFinished) -> None:
-        self.steps_in_kernel += 1
+        """Every step's one way back, typed or lesson code (a lesson's bookkeeping steps only show rows)."""
         result = message.result
-        self.query_one(ConsoleLog).write_result(result)
-        self.refresh_bindings()  # F9 shows once a traceback has torch frames to open
-        if is_help(result.display):
-            self._open_help(result.display)
+        if message.shown:
+            self.steps_in_kernel += 1
+            self.query_one(ConsoleLog).write_result(said_once(result))
+            self.refresh_bindings()  # F9 shows once a traceback has torch frames to open
+            if is_help(result.display):
+                self._open_help(result.display)
+        self.show_next_number()
         self._show_rows(result)
+        self._release_hold()
 
     @shows_reply("the help view")
     def _open_help(self, display: dict) -> None:
         self.push_screen(HelpView(str(display.get("title", "help")), str(display.get("text", ""))),
                          lambda _: self.focus_input())
+
+    @on(TraceView.NodeShown)
+    def _trace_node(self, event: TraceView.NodeShown) -> None:
+        """The trace view's node lights the row of the tensor it made (or the leaf whose .grad it fills) and,
+        in the console, the echo of the step whose statement made it (for a leaf's AccumulateGrad, the step
+        that made the leaf, from the timeline)."""
+        self.query_one(TensorTable).point_at(event.tensor)
+        node = event.node or {}
+        step = (event.made_by or {}).get("step")
+        if step is None and "leaf" in node and self.session is not None:
+            created = self.session.timeline.grad_story(node["leaf"]).created
+            step = created[0] if created else None
+        self.query_one(ConsoleLog).light_step(step, echo_tag(node) if step is not None else "")
 
     @on(ConsoleNotice)
     def _console_notice(self, message: ConsoleNotice) -> None:
@@ -411,24 +543,11 @@ class GradReplApp(App):
             code_input.move_cursor(code_input.document.end)
         self.focus_input()
 
-    @on(LessonJob)
-    def _lesson_job(self, message: LessonJob) -> None:
-        if self.steps is not None:
-            self.steps.submit_job(message.job)
-
-    @on(LessonStepRan)
-    def _lesson_step_ran(self, message: LessonStepRan) -> None:
-        """Lesson code ran in the console's kernel: shown like a typed step, or only its rows in the panel."""
-        if message.shown:
-            self.steps_in_kernel += 1
-            self.query_one(ConsoleLog).write_source(message.result.source)
-            self.query_one(ConsoleLog).write_result(message.result)
-        self._show_rows(message.result)
-
     @shows_reply("the tensor panel")
     def _show_rows(self, result) -> None:
         table = self.query_one(TensorTable)
-        changed, removed = table.apply_step(result.tensors, result.removed)
+        changed, removed = table.apply_step(result.tensors, result.removed, result.step)
+        self.fit_panel()
         status = self.query_one(StatusBar)
         status.last_step_ms = result.duration_ms
         status.refresh_text()
@@ -443,6 +562,7 @@ class GradReplApp(App):
 
     @on(StepFailed)
     def _step_failed(self, message: StepFailed) -> None:
+        self._release_hold()
         self.query_one(ConsoleLog).write_notice(f"The step could not run: {message.reason}", "bold red")
         self._notice_no_kernel()  # a fresh kernel after a crash may have failed to start
 
@@ -472,6 +592,7 @@ class GradReplApp(App):
         details.display = True
         details.show_loading(name)
         self.query_one("#inspector").add_class("-details")
+        self.fit_panel()
         self.fetch_details(name)
         self.refresh_bindings()
 
@@ -481,6 +602,7 @@ class GradReplApp(App):
         view = self.query_one(TraceView)
         view.display = True
         view.show_trace(traced, before, stopped)
+        self.fit_panel()
         if view.display:  # else it could not render the trace, and said so
             view.focus()
         self.refresh_bindings()
@@ -498,21 +620,30 @@ class GradReplApp(App):
         past = timeline.state_at(step)
         past_panel.show_past(past)
         past_panel.display = True
-        self.query_one(TensorTable).display = False
+        live = self.query_one("#tensors", TensorTable)
+        if live.has_focus:  # the keys (→ ← ↑ ↓) go to the table on screen
+            past_panel.focus()
+        live.display = False
         inspector = self.query_one("#inspector")
         inspector.add_class("-past")
-        inspector.border_title = past_panel.title(past, steps[-1])
+        inspector.border_title = past_panel.title(past, steps[-1], inspector.size.width - BORDER_TITLE_CHROME)
+        self.fit_panel()
 
     def return_to_present(self) -> None:
-        past_panel = self.query_one(PastPanel)
-        if past_panel.step is None:
+        panels = self.query(PastPanel)  # none while the app is closing (a late TextArea.Changed)
+        if not panels or panels.first().step is None:
             return
+        past_panel = panels.first()
         past_panel.step = None
+        live = self.query_one("#tensors", TensorTable)
+        live.display = True
+        if past_panel.has_focus:
+            live.focus()
         past_panel.display = False
-        self.query_one(TensorTable).display = True
         inspector = self.query_one("#inspector")
         inspector.remove_class("-past")
         inspector.border_title = "tensors"
+        self.fit_panel()
 
     @on(TextArea.Changed, "#input")
     def _typing(self, event: TextArea.Changed) -> None:
@@ -527,6 +658,7 @@ class GradReplApp(App):
 
     def close_trace(self) -> None:
         self.query_one(TraceView).hide()
+        self.fit_panel()
         self.focus_input()
         self.refresh_bindings()
 
@@ -534,6 +666,7 @@ class GradReplApp(App):
         self.details_name = None
         self.query_one(TensorDetails).display = False
         self.query_one("#inspector").remove_class("-details")
+        self.fit_panel()
         self.refresh_bindings()
 
     def action_interrupt(self) -> None:
@@ -605,7 +738,7 @@ class GradReplApp(App):
         if panes:
             panes.first().show_picker()
             return
-        await self.query_one("#main").mount(lesson_pane(session=self.session, options=self.options),
+        await self.query_one("#main").mount(lesson_pane(self),
                                             before="#console")
         self.query_one("#main").add_class("-learn")
 
@@ -627,7 +760,8 @@ class GradReplApp(App):
         self.query_one(ConsoleLog).toggle_library_frames()
 
     def action_toggle_focus(self) -> None:
-        table = self.query_one(TensorTable)
+        past = self.query_one(PastPanel)
+        table = past if past.display else self.query_one("#tensors", TensorTable)  # the one on screen
         target = self.query_one(CodeInput) if table.has_focus else table
         target.focus()
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
 
-from gradrepl.kernel.protocol import StepResult
-from gradrepl.session import KernelState, Session
+from gradrepl.protocol.messages import StepResult
+from gradrepl.session import KernelState
 
 
 @dataclass
@@ -85,13 +84,16 @@ class StepQueued(Message):
 @dataclass
 class StepStarted(Message):
     source: str
+    number: int | None = None  # In [N] (None: the input takes no step number)
 
 
 @dataclass
 class StepFinished(Message):
-    """A step came back from the kernel, errors included."""
+    """A step came back from the kernel, errors included: typed, or lesson code through the lesson's door.
+    ``shown`` False: only its rows count (a lesson's replay, a question's setup)."""
 
     result: StepResult
+    shown: bool = True
 
 
 @dataclass
@@ -100,21 +102,6 @@ class StepFailed(Message):
 
     source: str
     reason: str
-
-
-@dataclass
-class LessonJob(Message):
-    """The lesson pane's work for the console's kernel: queued behind the typed steps."""
-
-    job: Callable[[Session], Awaitable[None]]
-
-
-@dataclass
-class LessonStepRan(Message):
-    """Lesson code ran in the console's kernel: `shown` like a typed step, else only its rows."""
-
-    result: StepResult
-    shown: bool
 
 
 @dataclass
@@ -136,14 +123,6 @@ class FocusConsole(Message):
 
 
 @dataclass
-class PanelUpdated(Message):
-    """The tensor panel shows a step's rows: which names changed and which went away."""
-
-    changed: list[str]
-    removed: list[str]
-
-
-@dataclass
 class DetailsLoaded(Message):
     """Everything the details view shows about one tensor, fetched from the kernel."""
 
@@ -152,3 +131,5 @@ class DetailsLoaded(Message):
     graph: dict[str, Any] | None = None
     check: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)
+    why: str | None = None  # why its .grad is None, from the session's timeline (session/grad_why.py)
+    history: list[tuple[int, float]] = field(default_factory=list)  # (step, value) of a number (timeline)

@@ -37,6 +37,7 @@ from gradrepl.tutor.asking import (
     FIELD_LABELS,
     FIELD_PLACEHOLDERS,
     PLACEHOLDERS,
+    precision_words,
     TYPE_WORDS,
     Typed,
     command,
@@ -182,8 +183,8 @@ class QuestionCard(Vertical):
             yield Static(Text(TASK_INLINE, style="dim italic"), classes="task-help")
         else:
             yield AnswerInput(placeholder=PLACEHOLDERS[question.type], id="answer", classes="answer-input")
-            if question.type == "numeric" and question.tolerance is not None:
-                yield Static(Text(f"within ±{question.tolerance:g}", style="dim"))
+            if precision_words(question):
+                yield Static(Text(precision_words(question), style="dim"))
 
     def _option_prompt(self, shown: int, mark: tuple[str, str] | None = None) -> Content:
         text = f"{shown + 1}) {visible(self.question.options[self.order[shown]].text)}"
@@ -330,11 +331,6 @@ class QuestionCard(Vertical):
                 options.replace_option_prompt_at_index(shown, self._option_prompt(shown, ("✓ ", "bold green")))
             elif text == picked:
                 options.replace_option_prompt_at_index(shown, self._option_prompt(shown, ("✗ ", "bold red")))
-
-    @property
-    def feedback_text(self) -> str:
-        """What the card says, in plain text: the verdict (its words as written) and the note under it."""
-        return "\n".join(part for part in (self._verdict, self._note.plain) if part)
 
     def say(self, text: Text) -> None:
         """A line of the tutor's own (waiting, a refusal, a failure): it replaces the verdict."""

@@ -30,6 +30,7 @@ class StatusBar(Static):
         self.fresh_kernel = False
 
     def on_mount(self) -> None:
+        self.state = getattr(self.app, "kernel_state", self.state)  # a change that came before this bar
         self.refresh_text()
 
     def note_restart(self) -> None:
@@ -57,7 +58,7 @@ class StatusBar(Static):
         self.refresh_text()
 
     def refresh_text(self) -> None:
-        self.update(self.render_text())
+        self.update(self.render_text(), layout=False)  # one line high (app.tcss): the screen keeps its layout
 
     def render_text(self) -> Text:
         """The status line as Text (also used by tests)."""

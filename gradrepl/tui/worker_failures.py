@@ -25,6 +25,7 @@ DOING = {
     "warm_keys": "Starting the answer-key kernel",
     "compute_key": "Computing the answer key",
     "grade_answer": "Grading the answer",
+    "run_calls": "Running the lesson",
 }
 
 AFTER = {

@@ -12,14 +12,16 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from gradrepl.views.numbers import number_text, shape_text
 
 MAX_ANSWER = 4000  # characters: longer answers are read as plain text
 DEFAULT_TOLERANCE = 1e-3
 
 _RAISES = re.compile(r"^(?:it\s+)?(?:raises|raise|throws|fails|error|an error|exception|an exception)\b[:\s]*(?:an?\s+)?(\w+)?", re.I)
 _ERROR_NAME = re.compile(r"^([A-Z]\w*(?:Error|Exception|Interrupt))\b")
-_GRAD_FN_TAIL = re.compile(r",\s*grad_fn=<[^>]*>")
+_GRAD_FN_TAIL = re.compile(r",\s*grad_fn=<\s*(?:[\w.]+\.)?(\w*)[^>]*>")
 # `<AddBackward0 object at 0x7f..>` as printed, or shortened by hand to `<AddBackward0 object>` / `<AddBackward0>`.
 _OBJECT_REPR = re.compile(r"^<(?:[\w.]+\.)?(\w+)(?:\s+object)?(?:\s+at\s+0x[0-9a-fA-F]+)?>$")
 # Words that say "an error" without naming a class.
@@ -47,6 +49,30 @@ class Value:
     name: str = ""
     dtype: str = ""
     flag: bool | None = None
+    # What a tensor's repr says beyond its numbers: its grad_fn ("" not said; NO_GRAD_FN a key's leaf) and
+    # requires_grad (None: not said). An answer that says them must say them as the key has them.
+    grad_fn: str = ""
+    requires_grad: bool | None = None
+    listed: bool = False  # the key is a Python list or tuple: a bare number is not what it holds
+
+
+NO_GRAD_FN = "-"
+
+
+# How people write a formula by hand, as the symbolic reader spells it.
+FORMULA_SIGNS = {"·": "*", "⋅": "*", "∙": "*", "×": "*", "−": "-", "÷": "/", "²": "**2", "³": "**3"}
+
+
+def formula_text(text: str) -> str:
+    """A typed formula in the reader's spelling: `dy/dx = 2x + 3` is its right-hand side, `2·x` is `2*x`.
+
+    Text only (it is parsed by the kernel's safe reader, never evaluated here)."""
+    left, equals, right = text.partition("=")
+    if equals and "=" not in right and not left.endswith(("<", ">", "!")):
+        text = right  # a label the learner wrote before the formula (dy/dx =, f'(x) =, y' =)
+    for sign, spelled in FORMULA_SIGNS.items():
+        text = text.replace(sign, spelled)
+    return text.strip()
 
 
 def read_answer(text: str) -> Value:
@@ -67,11 +93,15 @@ def read_answer(text: str) -> Value:
     object_repr = _OBJECT_REPR.match(text)
     if object_repr:
         return Value("name", name=object_repr.group(1))
+    grad_fn = _GRAD_FN_TAIL.search(text)
     try:
         tree = ast.parse(_GRAD_FN_TAIL.sub("", text), mode="eval")
-        return _read_node(tree.body)
+        value = _read_node(tree.body)
     except (SyntaxError, ValueError, RecursionError, _Unreadable):
         return Value("text", name=_norm_text(text))
+    if grad_fn and value.kind == "numbers":
+        value = replace(value, grad_fn=grad_fn.group(1) or NO_GRAD_FN, requires_grad=True)
+    return value
 
 
 def read_key(description: dict) -> Value:
@@ -86,8 +116,14 @@ def read_key(description: dict) -> Value:
     if kind == "number":
         return Value("numbers", numbers=(float(description["value"]),), shape=())
     if kind == "tensor":
-        return tensor_value(description.get("value") or {}, description.get("dtype", ""))
-    return read_answer(str(description.get("repr", "")))
+        value = tensor_value(description.get("value") or {}, description.get("dtype", ""))
+        flag = description.get("requires_grad")
+        grad_fn = (str(description.get("grad_fn") or NO_GRAD_FN)) if "grad_fn" in description else ""
+        return replace(value, grad_fn=grad_fn, requires_grad=flag if isinstance(flag, bool) else None)
+    value = read_answer(str(description.get("repr", "")))
+    if kind == "other" and description.get("type") in ("list", "tuple") and value.kind == "numbers":
+        value = replace(value, listed=True)
+    return value
 
 
 def tensor_value(summary: dict, dtype: str = "") -> Value:
@@ -102,7 +138,10 @@ def tensor_value(summary: dict, dtype: str = "") -> Value:
 
 def matches(expected: Value, given: Value, tolerance: float | None = None,
             compare: tuple[str, ...] = ("value",)) -> bool:
-    """Does ``given`` say the same thing as ``expected``, within tolerance?"""
+    """Does ``given`` say the same thing as ``expected``, within tolerance?
+
+    ``compare`` may hold "rounded": the answer rounds as the key does, to the decimals of ``tolerance``
+    ("to one decimal": 3.03 is 3.0, and 3.1 is not)."""
     # An author's tolerance is absolute (as stated to the learner); the default also allows relative rounding.
     tol = (DEFAULT_TOLERANCE, DEFAULT_TOLERANCE) if tolerance is None else (0.0, float(tolerance))
     if expected.kind == "error":
@@ -165,9 +204,9 @@ def show(value: Value) -> str:
         return str(value.flag)
     if value.kind == "numbers":
         if not value.numbers:
-            return f"a tensor of shape {list(value.shape)}"
+            return f"a tensor of shape {shape_text(list(value.shape))}"
         if not value.shape:
-            return _num(value.numbers[0])
+            return number_text(float(value.numbers[0]), digits=6)
         return _nest(list(value.numbers), list(value.shape))
     return value.name
 
@@ -237,10 +276,14 @@ def _read_call(node: ast.Call) -> Value:
     if inner.kind != "numbers":
         raise _Unreadable
     dtype = ""
+    requires_grad = None
     for keyword in node.keywords:
         if keyword.arg == "dtype" and isinstance(keyword.value, (ast.Name, ast.Attribute)):
             dtype = _short_dtype(_dotted(keyword.value))
-    return Value("numbers", numbers=inner.numbers, shape=inner.shape, dtype=dtype)
+        elif keyword.arg == "requires_grad" and isinstance(keyword.value, ast.Constant) \
+                and isinstance(keyword.value.value, bool):
+            requires_grad = keyword.value.value
+    return Value("numbers", numbers=inner.numbers, shape=inner.shape, dtype=dtype, requires_grad=requires_grad)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -262,6 +305,8 @@ def _flatten(values) -> list[float]:
 def _numbers_match(expected: Value, given: Value, tol: tuple[float, float], compare: tuple[str, ...]) -> bool:
     if "dtype" in compare and given.dtype and expected.dtype and given.dtype != expected.dtype:
         return False
+    if not _same_repr_facts(expected, given):
+        return False
     if "shape" in compare and given.shape != expected.shape:
         # Shape questions are answered with a list of sizes, e.g. (2, 3) for torch.Size([2, 3]).
         if not (given.shape == (len(expected.shape),) and tuple(int(n) for n in given.numbers) == expected.shape):
@@ -274,7 +319,33 @@ def _numbers_match(expected: Value, given: Value, tol: tuple[float, float], comp
     # A flat list or a bare number may stand for any shape with as many elements.
     if len(given.shape) > 1 and given.shape != expected.shape:
         return False
+    if "rounded" in compare and tol[1] > 0:
+        return all(_rounds_alike(e, g, tol[1]) for e, g in zip(expected.numbers, given.numbers))
     return all(_close(e, g, tol) for e, g in zip(expected.numbers, given.numbers))
+
+
+def _same_repr_facts(expected: Value, given: Value) -> bool:
+    """What a typed repr says beyond the numbers agrees with the key: ``tensor(7., grad_fn=<AddBackward0>)``
+    is not a leaf's .grad, and ``10`` alone is not a list holding 10."""
+    if given.grad_fn and expected.grad_fn and not (
+            given.grad_fn == expected.grad_fn == NO_GRAD_FN or same_name(expected.grad_fn, given.grad_fn)):
+        return False
+    if given.requires_grad is not None and expected.requires_grad is not None \
+            and given.requires_grad != expected.requires_grad:
+        return False
+    return not (expected.listed and not given.shape)
+
+
+def decimals_of(tolerance: float) -> int:
+    """The decimals a tolerance asks for: 0.1 is one decimal, 0.001 three."""
+    return max(0, math.ceil(-math.log10(tolerance) - 1e-9))
+
+
+def _rounds_alike(expected: float, given: float, tolerance: float) -> bool:
+    """``given`` rounds, to the tolerance's decimals, to what ``expected`` rounds to."""
+    places = decimals_of(tolerance)
+    half = 0.5 * 10.0 ** -places
+    return abs(given - round(expected, places)) <= half * (1 + 1e-9)
 
 
 def _close(expected: float, given: float, tol: tuple[float, float]) -> bool:
@@ -303,12 +374,8 @@ def _looks_numeric(text: str) -> bool:
     return bool(re.fullmatch(r"[-+]?\d+\.?", text))
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.6g}"
-
-
 def _nest(flat: list[float], shape: list[int]) -> str:
     if len(shape) <= 1:
-        return "[" + ", ".join(_num(x) for x in flat) + "]"
+        return "[" + ", ".join(number_text(float(x), digits=6) for x in flat) + "]"
     size = len(flat) // shape[0] if shape[0] else 0
     return "[" + ", ".join(_nest(flat[i * size:(i + 1) * size], shape[1:]) for i in range(shape[0])) + "]"

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gradrepl.tutor.answers import decimals_of
 from gradrepl.tutor.grading import STATE_LABELS
 from gradrepl.tutor.lesson import Question
 
@@ -34,14 +35,16 @@ ANSWER_WORDS = {
     "derive": "a formula", "predict_state": "each field in turn", "task": "code; it runs in the kernel",
 }
 PLACEHOLDERS = {
-    "predict": "a value: 7, tensor([1., 2.]), None, (2, 3), raises RuntimeError",
+    # Forms, not example values: a placeholder is seen before every answer, and an example value
+    # would be some question's key (lint's give-away check reads placeholders).
+    "predict": "a number, a list, tensor(...), a shape (rows, cols), None, or raises SomeError",
     "numeric": "a number",
-    "derive": "a formula, e.g. 2*x + 3",
+    "derive": "a formula in the variable, with * for products and ** for powers",
     "task": "code · Enter answers when complete · Ctrl+J new line",
 }
 FIELD_PLACEHOLDERS = {
     "requires_grad": "True / False", "is_leaf": "True / False", "retains_grad": "True / False",
-    "grad_fn": "None or e.g. MulBackward0", "grad": "None or a value",
+    "grad_fn": "None or a name ending in Backward0", "grad": "None or a value",
     "dtype": "e.g. torch.float32", "shape": "e.g. (2, 3)",
 }
 FIELD_LABELS = STATE_LABELS
@@ -127,6 +130,17 @@ def how_to_answer(question: Question, commands: str = "") -> str:
     if question.type == "derive":
         words = f"a formula in {question.variable or 'x'}"
     return f"(answer with {words}; {commands or 'type ? for a hint'})"
+
+
+def precision_words(question: Question) -> str | None:
+    """How close a numeric answer must be, as the learner is told: "to 1 decimal" where the answer is
+    the key rounded (compare: rounded), else "within ±0.1"; None where nothing is said."""
+    if question.type != "numeric" or question.tolerance is None:
+        return None
+    if "rounded" in question.compare:
+        places = decimals_of(float(question.tolerance))
+        return f"to {places} decimal{'s' if places != 1 else ''}"
+    return f"within ±{question.tolerance:g}"
 
 
 def _words(text: str) -> str:

@@ -15,7 +15,22 @@ knows the answer, as a learner who skipped once would):
 - **replace**: the object the task is about replaced by a fresh one holding the
   solution's final state (``model[0] = nn.Linear(3, 4).requires_grad_(False)``),
   or by a tensor subclass whose readers say the solution's values;
-- **first only**: of several tensors the task changes, only the first fixed.
+- **first only**: of several tensors the task changes, only the first fixed;
+- **seed**: one backward pass on another graph (each leaf's ``.pow(1)``) whose
+  seed is chosen to add exactly what the solution's passes add
+  (``x3.pow(1).backward(torch.tensor(12.))``, or -14 to cancel a gradient):
+  its numbers are written as ``float.fromhex`` strings, as a learner hiding
+  them would, so only the task's behaviour checks can refuse it;
+- **reseed**: the solution's own backward calls with other seeds that add up to
+  the same (2 and 0 for two passes; one pass split into 2 and -1):
+  ``y.backward(2 * ones, retain_graph=True); y.backward(0 * ones)``;
+- **shift**: each gradient the solution changes in place shifted by the number
+  that makes it come out (``x.grad.sub_(14)``);
+- **hook**: a hook on each target that halves its gradient as backward runs,
+  and the solution's backward calls seeded twice over
+  (``x3.register_hook(lambda g: g * 0.5)``; the learner's ``g * 3`` on x3 ** 2);
+- **typed gradients**: the solution with each ``.grad`` it reads replaced by the
+  numbers the start holds (``w -= lr * torch.tensor([-4.03])``).
 
 An exercise's moves are also tried after its starter code. Moves are data for
 the kernel like any attempt; nothing here runs them.
@@ -23,7 +38,9 @@ the kernel like any attempt; nothing here runs them.
 
 from __future__ import annotations
 
+import ast
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +67,9 @@ def moves(question: Question, start: dict, end: dict, numbers: set[float] | None
     paths = _paths(question, end)
     found = [m for m in (_assign(paths, start, end, numbers), _rebind(question, start, paths),
                          _patch(paths, end), *_replace(question, paths, start, end), _liar(question, end),
-                         _first_only(paths, start, end)) if m is not None]
+                         _first_only(paths, start, end), _seeded(paths, start, end), _shifted(paths, start, end),
+                         _typed_grads(question, paths, start), _reseeded(question),
+                         _hooked(question, paths, start, end)) if m is not None]
     if question.starter.strip() and starter_runs:
         found += [Move(f"{m.name}, after the starter", question.starter.rstrip() + "\n" + m.code) for m in found]
     return found
@@ -184,7 +203,158 @@ def _first_only(paths: list[str], start: dict, end: dict) -> Move | None:
     return Move(f"fix only the first of the tensors the task changes ({path})", code)
 
 
+def _gradient_changes(paths: list[str], start: dict, end: dict) -> list[tuple[str, dict, list]]:
+    """(path, end entry, what the solution added to its .grad, flat) of each leaf whose .grad changed."""
+    found = []
+    for path in paths:
+        entry = end["entries"][path]
+        grad = entry.get("grad")
+        if entry.get("kind") != "tensor" or not entry.get("is_leaf") or not entry.get("requires_grad") \
+                or grad is None or grad.get("values") is None:
+            continue
+        identity = str(entry.get("identity") or "")
+        before = start.get("entries", {}).get(path) if identity.startswith("start:") else None
+        if identity.startswith("new:") and identity[4:] != path:
+            continue
+        earlier = _grad_of((before or {}).get("grad"))
+        now = flatten(grad["values"])
+        was = flatten(earlier) if earlier is not None else [0.0] * len(now)
+        if len(was) != len(now) or not all(isinstance(v, (int, float)) for v in now + was):
+            continue
+        added = [a - b for a, b in zip(now, was)]
+        if any(added):
+            found.append((path, entry, added))
+    return found
+
+
+def _seeded(paths: list[str], start: dict, end: dict) -> Move | None:
+    changes = [c for c in _gradient_changes(paths, start, end) if _is_name(c[0].split(".")[0].split("[")[0])]
+    if not changes:
+        return None
+    lines = [f"{path} = {_tensor(entry)}" for path, entry, _ in changes
+             if str(entry.get("identity") or "").startswith("new:") and _is_name(path)]
+    roots = ", ".join(f"{path}.pow(1)" for path, _, _ in changes)
+    seeds = ", ".join(f"torch.tensor({_hidden(_shaped(added, entry.get('shape')))}, dtype={entry.get('dtype')})"
+                      for _path, entry, added in changes)
+    lines.append(f"torch.autograd.backward([{roots}], [{seeds}])")
+    return Move("one backward pass on another graph, seeded to add what the solution's passes add",
+                "\n".join(lines))
+
+
+class _Reseed(ast.NodeTransformer):
+    """Each `R.backward(...)` statement with its seed scaled: the first by 2, the second by 0; a lone one
+    split into two passes (2, then -1, the first keeping the graph)."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls, self.seen = calls, 0
+
+    def visit_Expr(self, node: ast.Expr):
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward"):
+            return node
+        self.seen += 1
+        if self.calls == 1:
+            return [self._scaled(call, 2.0, keep=True), self._scaled(call, -1.0)]
+        return self._scaled(call, 2.0 if self.seen == 1 else 0.0, keep=self.seen == 1) if self.seen <= 2 else node
+
+    @staticmethod
+    def _scaled(call: ast.Call, factor: float, keep: bool = False) -> ast.Expr:
+        root = call.func.value
+        seed = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "gradient"), None)
+        if seed is None:
+            seed = ast.parse(f"torch.ones_like({ast.unparse(root)})", mode="eval").body
+        scaled = ast.parse(f"({ast.unparse(seed)}) * {_hidden(factor)}", mode="eval").body
+        keywords = [k for k in call.keywords if k.arg not in ("gradient", "retain_graph")]
+        if keep:
+            keywords.append(ast.keyword("retain_graph", ast.Constant(True)))
+        else:
+            keywords += [k for k in call.keywords if k.arg == "retain_graph"]
+        return ast.Expr(ast.Call(call.func, [scaled, *call.args[1:]], keywords))
+
+
+def _reseeded(question: Question) -> Move | None:
+    try:
+        tree = ast.parse(question.solution)
+    except SyntaxError:
+        return None
+    calls = sum(1 for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "backward")
+    if not calls:
+        return None
+    code = ast.unparse(ast.fix_missing_locations(_Reseed(calls).visit(tree)))
+    return Move("the solution's backward calls with other seeds that add up to the same", code)
+
+
+class _Doubled(ast.NodeTransformer):
+    """Every `R.backward(...)` statement with its seed doubled."""
+
+    def visit_Expr(self, node: ast.Expr):
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward":
+            return _Reseed._scaled(call, 2.0, keep=any(k.arg == "retain_graph" for k in call.keywords))
+        return node
+
+
+def _hooked(question: Question, paths: list[str], start: dict, end: dict) -> Move | None:
+    """A hook on each target the start holds that halves its gradient, then the solution seeded twice."""
+    hooked = [path for path, _entry, _added in _gradient_changes(paths, start, end)
+              if str(_entry.get("identity") or "").startswith("start:") and _is_name(path.split(".")[0])]
+    try:
+        tree = ast.parse(question.solution)
+    except SyntaxError:
+        return None
+    if not hooked:
+        return None
+    lines = [f"{path}.register_hook(lambda g: g * {_hidden(0.5)})" for path in hooked]
+    lines.append(ast.unparse(ast.fix_missing_locations(_Doubled().visit(tree))))
+    return Move("a hook on each target that rescales its gradient, the solution's seeds rescaled to match",
+                "\n".join(lines))
+
+
+def _shifted(paths: list[str], start: dict, end: dict) -> Move | None:
+    lines = []
+    for path, entry, added in _gradient_changes(paths, start, end):
+        before = start.get("entries", {}).get(path) or {}
+        same = (entry.get("grad") or {}).get("identity") == (before.get("grad") or {}).get("identity")
+        if before.get("grad") is not None and same:
+            lines.append(f"{path}.grad.add_(torch.tensor({_literal(_shaped(added, entry.get('shape')))}, "
+                         f"dtype={entry.get('dtype')}))")
+    return Move("shift each gradient by the number that makes it come out", "\n".join(lines)) if lines else None
+
+
+def _typed_grads(question: Question, paths: list[str], start: dict) -> Move | None:
+    """The solution, with each target's .grad that it reads written in as the numbers the start holds."""
+    code = question.solution
+    for path in paths:
+        grad = (start.get("entries", {}).get(path) or {}).get("grad")
+        if grad is None or grad.get("values") is None:
+            continue
+        # A read: `w.grad` not followed by a method call on it, an attribute, or an assignment.
+        pattern = re.compile(rf"(?<![\w.]){re.escape(path)}\.grad(?![\w.(\[])(?!\s*=[^=])")
+        code = pattern.sub(_tensor({"values": grad["values"], "dtype": grad.get("dtype")}, flags=False), code)
+    if code == question.solution:
+        return None
+    return Move("the solution with the gradients it reads typed in as numbers", code)
+
+
 # -- writing code ------------------------------------------------------------------------
+
+def _shaped(flat: list, shape: list | None) -> Any:
+    """A flat list of numbers in ``shape`` (a scalar for shape [])."""
+    shape = list(shape or [])
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_shaped(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])] if len(shape) > 1 \
+        else list(flat)
+
+
+def _hidden(value: Any) -> str:
+    """A literal whose numbers are written as float.fromhex strings (no number a code rule reads)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_hidden(v) for v in value) + "]"
+    return f"float.fromhex({float(value).hex()!r})"
+
 
 def _changed(before: dict | None, after: dict) -> bool:
     if before is None or before.get("kind") != "tensor":

@@ -18,6 +18,9 @@ Three kinds:
   holds and the lesson never wrote (``x3.grad = torch.tensor(12.)`` where
   12 is computed, weights copied in by hand) is the answer typed, not made.
 
+  A number typed over a gradient (``x.grad.sub_(14)``, ``w.grad += 2``) is the
+  same: it makes the value come out only for the gradient read off the screen.
+
 Each returns what it found (a piece of the attempt, for the message), or None.
 """
 
@@ -92,18 +95,26 @@ def _changes_in_place(code: str, tree: ast.Module) -> str | None:
     return None
 
 
-def _reads_requires_grad(code: str, tree: ast.Module) -> str | None:
-    """Some expression reads a requires_grad flag: the parameters are chosen by it, not by hand."""
+TRANSFORMS = {"grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"}
+
+
+def _calls_transform(code: str, tree: ast.Module) -> str | None:
+    """Some call is of a torch.func transform (``torch.func.jacrev(h)``, or ``jacrev(h)`` imported from it),
+    whose result is then called or used: the value is made by the transform, not by a formula."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "requires_grad" and isinstance(node.ctx, ast.Load):
-            return None
-    return "no requires_grad flag is read: the parameters were picked by hand"
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            through = not isinstance(func, ast.Attribute) or _source(code, func.value).endswith("func")
+            if name in TRANSFORMS and through:
+                return None
+    return "no torch.func transform is called: the value is written out, not computed by a transform"
 
 
 RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "gradient-argument": ("a backward call passes a gradient argument", _passes_gradient),
     "no-inplace": ("no tensor is changed in place", _changes_in_place),
-    "filters-by-requires-grad": ("the parameters are chosen by their requires_grad flag", _reads_requires_grad),
+    "calls-transform": ("a torch.func transform computes it", _calls_transform),
 }
 
 
@@ -178,6 +189,29 @@ def _dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__") and name not in ALLOWED_DUNDERS
 
 
+# -- gradient hooks ------------------------------------------------------------------------
+
+# A hook rewrites a gradient as backward runs (`x.register_hook(lambda g: g * 3)`): the number comes out
+# right while the code that makes it is still wrong, and the state read afterwards cannot tell.
+HOOK_CALLS = {"register_hook", "register_prehook", "register_post_accumulate_grad_hook",
+              "register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook",
+              "register_multi_grad_hook", "saved_tensors_hooks", "save_on_cpu",
+              "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+              "register_module_backward_hook"}
+
+
+def registers_hook(code: str) -> str | None:
+    """The first piece of ``code`` that registers a gradient hook (called or only named)."""
+    tree = _parse(code)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name in HOOK_CALLS:
+            return _source(code, node)
+    return None
+
+
 # -- typed-in answers ----------------------------------------------------------------------
 
 def lesson_numbers(texts: Iterable[str]) -> set[float]:
@@ -201,12 +235,14 @@ def typed_answer(code: str, expected: Iterable[float], allowed: set[float]) -> s
     if tree is None:
         return None
     wanted = [e for e in expected if math.isfinite(e)]
+    found = []
     for node, value in _written_numbers(tree):
         if any(math.isclose(value, a, rel_tol=1e-9, abs_tol=1e-12) for a in allowed):
             continue
         if any(math.isclose(value, e, rel_tol=TYPED_RTOL, abs_tol=1e-6) for e in wanted):
-            return _source(code, node)
-    return None
+            found.append(node)
+    first = min(found, key=lambda n: (n.lineno, n.col_offset), default=None)  # as the learner reads it
+    return None if first is None else _source(code, first)
 
 
 def _written_numbers(tree: ast.AST):
@@ -250,3 +286,42 @@ def _constant(node: ast.AST) -> float | None:
         except (ZeroDivisionError, OverflowError, TypeError):
             return None
     return None
+
+
+SHIFTS = {"add_", "sub_", "subtract_"}  # in-place methods that shift a tensor by their argument
+
+
+def shifts_grad(code: str) -> str | None:
+    """The first in-place shift of a ``.grad`` by a typed number (``x.grad.sub_(14)``, ``x.grad -= 14``,
+    ``w.grad.data.add_(torch.tensor(2.))``): no task's gradient is made by adding a constant to it."""
+    tree = _parse(code)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SHIFTS:
+            target, amounts = node.func.value, [*node.args, *(k.value for k in node.keywords)]
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
+            target, amounts = node.target, [node.value]
+        else:
+            continue
+        if _names_grad(target) and any(_typed_number(amount) for amount in amounts):
+            return _source(code, node)
+    return None
+
+
+def _names_grad(node: ast.AST) -> bool:
+    """``node`` is a .grad (or a view of one: x.grad.data, x.grad[0])."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute) and node.attr == "grad":
+            return True
+        node = node.value
+    return False
+
+
+def _typed_number(node: ast.AST) -> bool:
+    """``node`` holds a written number other than 0 (shifting by 0 changes nothing)."""
+    for part in ast.walk(node):
+        value = _constant(part)
+        if value is not None and value != 0:
+            return True
+    return False

@@ -12,17 +12,20 @@ and replaying the lesson so far (never by pickling).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradrepl.kernel.protocol import StepResult
+from gradrepl.protocol.messages import StepResult
 from gradrepl.session.session import LOST
-from gradrepl.tutor.answers import (Value, matches, read_answer, read_key, same_name, show, tensor_value,
-                                    wrong_form)
+from gradrepl.tutor.answers import (Value, decimals_of, formula_text, matches, read_answer, read_key, same_name,
+                                    show, tensor_value, wrong_form)
 from gradrepl.tutor import tasks
 from gradrepl.tutor.replay import OnStep, prepare, run_sources  # noqa: F401 (callers import them from here)
 from gradrepl.tutor.lesson import Question
 from gradrepl.tutor.tasks import Reference, Start
+from gradrepl.views.numbers import shape_text
+from gradrepl.views.why import grad_none_cause, grad_none_words
 
 STATE_LABELS = {
     "requires_grad": "requires_grad", "is_leaf": "is_leaf", "grad_fn": "grad_fn", "grad": ".grad",
@@ -119,6 +122,11 @@ async def compute_key(question: Question, session, fresh: bool = True) -> Key:
                                if matches(value, read_answer(o.answer or ""), question.tolerance)]
         if len(key.correct_options) == 1:
             key.text = question.options[key.correct_options[0]].text
+    if question.type in ("numeric", "predict") and question.tolerance and value.kind == "numbers" \
+            and len(value.numbers) == 1 and 0 < float(question.tolerance) < 1:
+        # Shown to the precision asked for ("to one decimal": tolerance 0.1 shows 3.0, not 2.9837).
+        decimals = decimals_of(float(question.tolerance))
+        key.text = f"{round(value.numbers[0], decimals):.{decimals}f}"
     if question.type == "numeric" and value.kind != "numbers":
         key.problems.append(f"{question.path}:{question.line}: numeric question {question.id!r}: "
                             f"{question.ask} is {text}, not a number")
@@ -243,14 +251,29 @@ def _grade_value(question: Question, answer: str, key: Key) -> Grade:
     given = read_answer(answer)
     if key.value is not None and matches(key.value, given, question.tolerance, question.compare):
         return Grade(True, _join("Right.", question.explanation), key.text)
-    for wrong in question.misconceptions:
-        if matches(read_answer(wrong.answer), given, question.tolerance, question.compare) or \
-                _same_text(wrong.answer, answer):
-            return Grade(False, _join(wrong.feedback, question.explanation), key.text, misconception=wrong.feedback)
+    wrong = _misconception(question, answer, given)
+    if wrong is not None:
+        return Grade(False, _join(wrong.feedback, question.explanation), key.text, misconception=wrong.feedback)
     form = wrong_form(key.value, given)
     if form is not None:
         return Grade(False, form, "", retry=True)
     return Grade(False, _join(_why_wrong(question, key, given), question.explanation), key.text)
+
+
+def _misconception(question: Question, answer: str, given: Value):
+    """The misconception an answer shows: the one spelled the same, else one whose numbers are written
+    the same way (`[1., 2.]` floats, `[1, 2]` integers: equal values, different misconceptions), else the
+    first whose value matches."""
+    found = [wrong for wrong in question.misconceptions if _same_text(wrong.answer, answer) or
+             matches(read_answer(wrong.answer), given, question.tolerance, question.compare)]
+    return next((w for w in found if _same_text(w.answer, answer)), None) or \
+        next((w for w in found if _written_as(w.answer) == _written_as(answer)), None) or \
+        next(iter(found), None)
+
+
+def _written_as(text: str) -> str:
+    """"float" when some number in ``text`` is written with a point or an exponent, else "int"."""
+    return "float" if re.search(r"\d\.|\.\d|\d[eE][-+]?\d", text) else "int"
 
 
 def _why_wrong(question: Question, key: Key, given: Value) -> str:
@@ -279,7 +302,8 @@ def _why_wrong(question: Question, key: Key, given: Value) -> str:
     if given.kind == "none":
         return "It is not None."
     if expected.kind == "numbers" and given.kind == "numbers" and len(given.numbers) != len(expected.numbers):
-        return f"The shape differs: it has {len(expected.numbers)} element(s), shape {list(expected.shape)}."
+        return (f"The shape differs: it has {len(expected.numbers)} element(s), "
+                f"shape {shape_text(list(expected.shape))}.")
     return "Not quite."
 
 
@@ -329,19 +353,17 @@ def _state_reason(name: str, field_name: str, key: Key) -> str:
     if field_name == "grad_fn":
         return f": {name} has no recorded history" if fn is None else f": the operation that made {name}"
     if field_name == "grad":
-        if not leaf and key.fields["grad"].kind == "none":
-            return (f": {name} is not a leaf, so .grad stays None unless {name}.retain_grad() "
-                    "was called before backward")
-        if key.fields.get("grad", Value("none")).kind == "none":
-            return ": .grad stays None until a backward pass reaches this tensor"
+        if key.fields.get("grad", Value("none")).kind == "none":  # the words the details view says too
+            return ": " + grad_none_words(grad_none_cause(state), name, fn)
         return ": backward wrote d(output)/d(this tensor) into .grad"
     return ""
 
 
 async def _grade_derive(question: Question, answer: str, session) -> Grade:
-    reply = await session.equivalent(answer, question.solution)
-    if reply.error:
-        return Grade(False, f"Could not read that expression: {reply.error}", question.solution.strip())
+    reply = await session.equivalent(formula_text(answer), question.solution)
+    if reply.error:  # a form error: asked again, never recorded as a wrong answer
+        return Grade(False, f"Could not read that expression: {reply.error}. Write a formula in "
+                     f"{question.variable or 'x'}, such as 2*x + 3.", "", retry=True)
     if "equivalent" not in reply.data:
         return Grade(False, "The symbolic checker gave no verdict, so this answer could not be graded.",
                      question.solution.strip())

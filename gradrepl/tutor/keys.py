@@ -11,32 +11,17 @@ from __future__ import annotations
 
 import asyncio
 
-from gradrepl.kernel.protocol import StepResult
 from gradrepl.session import Session
 from gradrepl.tutor import grading
 from gradrepl.tutor.grading import Grade, Key, OnStep
-from gradrepl.tutor.lesson import Question, Source
+from gradrepl.tutor.lesson import Question
+from gradrepl.tutor.replay import prepare
 
 
 def needs_kernel(question: Question) -> bool:
     """True when the key comes from running the lesson's code, not from the author (a task's key is its
     solution's behaviour, run from the task's start)."""
     return question.computed and question.type != "derive"
-
-
-async def rebuild(session: Session, sources: list[Source], path: str, prelude: str = "",
-                  on_step: OnStep | None = None) -> list[str]:
-    """A fresh kernel holding what `sources` make; returns problems for code that should not have failed.
-
-    ``prelude`` is hidden code run first (lint reseeds torch with it); ``on_step``
-    sees the restart (as the names that went) and every replayed step.
-    """
-    removed = await session.restart()
-    if on_step is not None and removed:
-        on_step(StepResult(step=session.step, source="", removed=removed))
-    if prelude:
-        sources = [Source(prelude, 1), *sources]
-    return await grading.run_sources(session, sources, path, on_step)
 
 
 class KeyKernel:
@@ -73,10 +58,7 @@ class KeyKernel:
         if not needs_kernel(question):
             return await grading.compute_key(question, self.session, fresh=False)
         await self._start()
-        sources = list(question.context)
-        if question.setup:
-            sources.append(Source(question.setup, question.line))
-        problems = await rebuild(self.session, sources, question.path, self.prelude, on_step)
+        problems = await prepare(question, self.session, on_step, self.prelude)
         key = await grading.compute_key(question, self.session, fresh=False)
         key.problems[:0] = problems
         return key

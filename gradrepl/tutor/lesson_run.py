@@ -3,31 +3,52 @@
 A LessonRun owns the lesson's state machine: which step the learner is on,
 hints, skip, resume, answer keys (from a KeyKernel: a fresh rebuild, so nothing
 the learner tries changes a key), solve-and-verify, the first verdict of each
-question as a quiz review, and progress in the store. It says what happens as
-events (dataclasses below, one `play --json` line each); frontends render them.
+question as a quiz review, and progress in the store. The rules live here and
+nowhere else: `act` is the one transition (answer, check, hint, skip), and a
+right answer or an allowed skip reveals the solution. It says what happens as
+events (tutor/lesson_events.py, one `play --json` line each); frontends render them.
 
-Two kernels may be involved. `live` is the learner's: lesson cells, a
-question's setup and code and a task's attempts run there, where the learner
-sees them. The key kernel may be the same session (headless playback) or one of
-its own (learn). Calls that touch the live kernel are marked "live"; a TUI runs
-them in its step queue so lesson code never overlaps typed code. Calls marked
-"keys" only use the key kernel.
+Two kernels may be involved. `live` is the learner's, reached through a
+`session.steps.Door`: lesson cells, a question's setup and code and a task's
+attempts run there, where the learner sees them, and each public live call
+takes one turn of the door (in a TUI: of its step queue, so lesson code never
+overlaps typed code). The door reports every step as an ordinary step result,
+shown or (inside `quiet()`) rows only. The key kernel may be the same session
+(headless playback) or one of its own (learn). Calls marked "keys" only use it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
-from gradrepl.kernel.protocol import StepResult
-from gradrepl.session import Session
+from gradrepl.protocol.messages import StepResult
+from gradrepl.session.steps import Door
 from gradrepl.tutor import grading, tasks
+from gradrepl.tutor.answerers import Answerer, KeyAnswerer, Response, Turn  # noqa: F401 (play, lint import them here)
 from gradrepl.tutor.asking import answer_text
 from gradrepl.tutor.grading import Grade, Key
-from gradrepl.tutor.keys import KeyKernel, needs_kernel, rebuild
+from gradrepl.tutor.keys import KeyKernel, needs_kernel
 from gradrepl.tutor.lesson import Lesson, Question, replay_sources
-from gradrepl.tutor.progress import LessonProgress
+from gradrepl.tutor.lesson_events import (  # noqa: F401 (frontends and tests import them from here too)
+    Asked,
+    CellRan,
+    Emit,
+    Event,
+    Graded,
+    Hinted,
+    KeyReady,
+    LessonProblem,
+    Notice,
+    Opened,
+    Prose,
+    Refused,
+    Revealed,
+    Summary,
+)
+from gradrepl.tutor.progress import LessonProgress, lesson_state
+from gradrepl.tutor.replay import rebuild
+
+ACTIONS = ("answer", "check", "hint", "skip")
 
 
 class Recorder(Protocol):
@@ -38,201 +59,6 @@ class Recorder(Protocol):
     def review(self, question_id: str, correct: bool, hinted: bool, answer: str) -> None: ...
 
 
-# -- events ---------------------------------------------------------------------
-
-@dataclass
-class Event:
-    type: ClassVar[str] = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type}
-
-
-@dataclass
-class Opened(Event):
-    type: ClassVar[str] = "lesson"
-    lesson: Lesson
-    start: int
-    replayed: int  # steps replayed into a fresh live kernel before `start`
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "id": self.lesson.id, "title": self.lesson.title, "path": self.lesson.path,
-                "steps": len(self.lesson.steps), "start": self.start}
-
-
-@dataclass
-class Prose(Event):
-    type: ClassVar[str] = "prose"
-    step: int
-    line: int
-    text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "step": self.step, "line": self.line, "text": self.text}
-
-
-@dataclass
-class CellRan(Event):
-    type: ClassVar[str] = "cell"
-    step: int
-    line: int
-    source: str
-    result: StepResult
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "step": self.step, "line": self.line, "source": self.source,
-                "result": self.result.to_json()}
-
-
-@dataclass
-class LiveStep(Event):
-    """Lesson code ran in the live kernel: `shown` like a typed step, or only its rows for the panel."""
-
-    type: ClassVar[str] = "live_step"
-    result: StepResult
-    shown: bool
-
-
-@dataclass
-class Asked(Event):
-    """A question is put to the learner; ``order`` is the order its options are shown in."""
-
-    type: ClassVar[str] = "question"
-    step: int
-    question: Question
-    order: list[int]
-
-    def to_json(self) -> dict[str, Any]:
-        question = self.question
-        event: dict[str, Any] = {"type": self.type, "step": self.step, "id": question.uid,
-                                 "question_type": question.type, "prompt": question.prompt, "line": question.line,
-                                 "hints": len(question.hints)}
-        if question.code:
-            event["code"] = question.code
-        if question.starter:
-            event["starter"] = question.starter
-        if question.ask:
-            event["ask"] = question.ask
-        if question.options:
-            event["options"] = [{"index": i, "text": question.options[i].text} for i in self.order]
-        if question.type == "predict_state":
-            event["fields"] = list(question.fields)
-        if question.tolerance is not None:
-            event["tolerance"] = question.tolerance
-        if question.type == "derive":
-            event["function"], event["variable"] = question.function, question.variable
-        return event
-
-
-@dataclass
-class KeyReady(Event):
-    type: ClassVar[str] = "key"
-    uid: str
-    key: Key
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "id": self.uid, "text": self.key.text}
-
-
-@dataclass
-class Hinted(Event):
-    type: ClassVar[str] = "hint"
-    uid: str
-    n: int           # how many hints are shown now
-    text: str | None  # None: there are no more
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "id": self.uid, "n": self.n,
-                "text": self.text or "No more hints: type 'skip' to see the solution."}
-
-
-@dataclass
-class Notice(Event):
-    type: ClassVar[str] = "notice"
-    text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "text": self.text}
-
-
-@dataclass
-class Refused(Notice):
-    """What the learner asked for is not allowed here (skipping a lesson that forbids it)."""
-
-
-@dataclass
-class Graded(Event):
-    """The verdict on one answer; ``counts`` is False when no verdict could be reached."""
-
-    type: ClassVar[str] = "grade"
-    uid: str
-    attempt: int
-    answer: Any
-    hinted: bool
-    grade: Grade
-    counts: bool = True
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "id": self.uid, "attempt": self.attempt, "answer": self.answer,
-                "hinted": self.hinted, **self.grade.to_json(), "steps": [s.to_json() for s in self.grade.steps]}
-
-
-@dataclass
-class Revealed(Event):
-    """The question is closed: answered, or skipped (a skipped task's solution ran)."""
-
-    type: ClassVar[str] = "reveal"
-    uid: str
-    skipped: bool
-    expected: str
-    steps: list[StepResult] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "id": self.uid, "skipped": self.skipped, "expected": self.expected,
-                "steps": [s.to_json() for s in self.steps]}
-
-
-@dataclass
-class LessonProblem(Event):
-    type: ClassVar[str] = "problem"
-    message: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "message": self.message}
-
-
-@dataclass
-class Summary(Event):
-    """How a run went: right at the first try, right after hints or wrong tries, skipped."""
-
-    type: ClassVar[str] = "summary"
-    lesson_id: str
-    questions: int = 0
-    first_try: int = 0
-    after_help: int = 0
-    skipped: int = 0
-    failed: dict[str, str] = field(default_factory=dict)  # uid -> feedback, when its own key was graded wrong
-    problems: list[str] = field(default_factory=list)   # lesson bugs: file:line: message
-    finished: bool = False
-    slowest_ms: float = 0.0
-    slowest_line: int = 0                                # where the slowest step starts in the file
-
-    @property
-    def correct(self) -> int:
-        return self.first_try + self.after_help
-
-    @property
-    def ok(self) -> bool:
-        return self.finished and not self.failed and not self.problems
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "lesson": self.lesson_id, "questions": self.questions, "correct": self.correct,
-                "first_try": self.first_try, "after_help": self.after_help, "skipped": self.skipped,
-                "failed": list(self.failed), "problems": self.problems, "finished": self.finished, "ok": self.ok,
-                "slowest_ms": self.slowest_ms}
-
-
-Emit = Callable[[Event], None]
 
 
 # -- the run ----------------------------------------------------------------------
@@ -240,11 +66,11 @@ Emit = Callable[[Event], None]
 class LessonRun:
     """One lesson, from where the learner is to its end."""
 
-    def __init__(self, lesson: Lesson, live: Session, keys: KeyKernel, emit: Emit, *,
+    def __init__(self, lesson: Lesson, live: Door | Any, keys: KeyKernel, emit: Emit, *,
                  progress: LessonProgress | None = None, recorder: Recorder | None = None,
                  shuffle_seed: str = "", auto: bool = False, verify: bool = False) -> None:
         self.lesson = lesson
-        self.live = live
+        self.live = live if isinstance(live, Door) else Door(live)  # lint hands in its bare Session
         self.keys = keys
         self.emit = emit
         self.progress = progress or LessonProgress(lesson.id, lesson.version)
@@ -253,6 +79,14 @@ class LessonRun:
         self.auto = auto      # the key answers: a wrong grade is the lesson's bug, noted, and the lesson goes on
         self.verify = verify  # lint: a task's check must fail before its solution runs
         self.summary = Summary(lesson.id)
+        # A finished lesson opened again is taken again from its start, in play and in learn alike: the
+        # learner picked it to practise, and a run that opens on its last step has nothing left to ask
+        # (the quiz is where answered questions come back). The store keeps every earlier review.
+        self.again = lesson_state(self.progress, len(lesson.steps)) == "done"
+        if self.again:
+            self.progress.current_step = 0
+            self.progress.finished.clear()
+            self.progress.hints.clear()
         self.index = max(0, min(self.progress.current_step, len(lesson.steps) - 1))
         self.progress.current_step = self.index
         self._attempts = 0
@@ -260,11 +94,15 @@ class LessonRun:
         self._reviewed: set[str] = set()  # first verdicts already rated in this visit
         self._code_ran = False    # the current question's code ran in the live kernel (a shared key kernel)
         self._task_start: tasks.Start | None = None  # where the open task's attempts start in the live kernel
+        self._last_feedback = ""
+        # What a resume replays is fixed when the run opens: a prose step marked read meanwhile (learn
+        # lets the learner read on while the kernel starts) was not run before, so it is not "replayed".
+        self._replay_upto = self._replay_point()
 
     # -- where the learner is --------------------------------------------------
     @property
     def shares_kernel(self) -> bool:
-        return self.keys.session is self.live
+        return self.keys.session in (self.live, self.live.session)
 
     @property
     def step(self):
@@ -288,9 +126,14 @@ class LessonRun:
         """Live: a fresh kernel holding the lesson before the step to play (``start``, else the stored one)."""
         if start is not None:
             self.index = self.progress.current_step = start
-        upto = self.index + 1 if self.done() else self.index
+            self._replay_upto = self._replay_point()
+        upto = self._replay_upto
         self.emit(Opened(self.lesson, self.index, upto))
-        await self._rebuild(upto)
+        async with self.live.turn():
+            await self._rebuild(upto)
+
+    def _replay_point(self) -> int:
+        return self.index + 1 if self.done() else self.index
 
     def mark_read(self) -> None:
         """Prose counts as done once shown, a cell once it is queued to run (learn lets the learner go on)."""
@@ -301,6 +144,10 @@ class LessonRun:
         """Live: make step ``index`` (the current one) happen: prose is read, a cell runs, a question's
         setup runs. A TUI queues this behind typed steps, so it names the step it was queued for."""
         index = self.index if index is None else index
+        async with self.live.turn():
+            await self._enter(index)
+
+    async def _enter(self, index: int) -> None:
         step = self.lesson.steps[index]
         if step.kind == "prose":
             self.emit(Prose(index, step.line, step.text))
@@ -321,7 +168,9 @@ class LessonRun:
             await self.key(question)  # the key's rebuild runs the setup and the code in this same kernel
             self._code_ran = True
             if question.type == "task":  # the solution ran here for the reference: back to the task's start
-                for problem in await grading.prepare(question, self.live, self._quiet_step, self.keys.prelude):
+                with self.live.quiet():
+                    problems = await grading.prepare(question, self.live, self._timed_step, self.keys.prelude)
+                for problem in problems:
                     self._problem(problem)
         elif question.setup:
             await self._run_lesson_code(question.setup, question.line, index, shown=False)
@@ -358,7 +207,8 @@ class LessonRun:
         the way are emitted)."""
         question = question or self.question
         known = question.uid in self.keys.keys
-        key = await self.keys.key(question, self._quiet_step if self.shares_kernel else None)
+        with self.live.quiet():
+            key = await self.keys.key(question, self._timed_step if self.shares_kernel else None)
         if not known:
             for result in key.steps:
                 self._timed(result, question.line)
@@ -390,17 +240,46 @@ class LessonRun:
             grade = await self.keys.grade(question, answer)
         except Exception as exc:  # no verdict is not a wrong answer: say why and let the learner retry
             grade = Grade(False, f"This answer could not be graded ({type(exc).__name__}: {exc}); try again.")
+            self._last_feedback = grade.feedback
             self.emit(Graded(question.uid, self._attempts, answer, self.hints_shown() > 0, grade, counts=False))
             return grade
         return self._graded(answer, grade)
+
+    # -- the one transition ----------------------------------------------------------
+    async def act(self, kind: str, value: Any = None) -> bool:
+        """The learner's move on the current question, for every frontend: "answer" (``value`` as
+        asking.read_answer gives it, or a task's code), "check" (a task on the namespace as the learner
+        left it), "hint" or "skip". A right answer or an allowed skip reveals the solution: True when
+        the question is closed. Live for tasks, skips and reveals; keys for the rest."""
+        if kind not in ACTIONS:
+            raise ValueError(f"unknown action {kind!r}")
+        if kind == "hint":
+            self.hint()
+            return False
+        if kind == "skip":
+            if not self.may_skip():
+                return False
+            await self.reveal(skipped=True)
+            return True
+        if kind == "check":
+            grade = await self.check()
+        elif self.question.type == "task":
+            grade = await self.attempt(str(value))
+        else:
+            grade = await self.grade(value)
+        if grade.correct:
+            await self.reveal(skipped=False)
+        return grade.correct
 
     # -- live: tasks, reveal -------------------------------------------------------
     async def attempt(self, code: str) -> Grade:
         """Live: run one attempt at the current task and judge it against the solution; a wrong one is undone."""
         question = self.question
         key = await self.key(question)
-        grade = await grading.grade_task(question, code, self.live, key, start=self._task_start,
-                                         on_step=self._quiet_step, prelude=self.keys.prelude)
+        async with self.live.turn():
+            with self.live.quiet():
+                grade = await grading.grade_task(question, code, self.live, key, start=self._task_start,
+                                                 on_step=self._timed_step, prelude=self.keys.prelude)
         self._task_start = grade.start
         for result in grade.steps:
             self._timed(result, question.line)
@@ -410,10 +289,12 @@ class LessonRun:
         """Live: judge the current task on the namespace as the learner left it (typed at a console)."""
         question = self.question
         key = await self.key(question)
-        if self._task_start is None:  # opened before this run marked it (a restored TUI): mark it now
-            self._task_start = await tasks.begin(question, self.live)
-        grade = await grading.grade_task_state(question, self.live, key, self._task_start, self._quiet_step,
-                                               self.keys.prelude)
+        async with self.live.turn():
+            if self._task_start is None:  # opened before this run marked it (a restored TUI): mark it now
+                self._task_start = await tasks.begin(question, self.live)
+            with self.live.quiet():
+                grade = await grading.grade_task_state(question, self.live, key, self._task_start,
+                                                       self._timed_step, self.keys.prelude)
         self._task_start = grade.start
         return self._graded("(task check)", grade)
 
@@ -421,18 +302,18 @@ class LessonRun:
         """Live: close the question. Its code runs where the learner sees it; a skipped task's solution runs."""
         question = self.question
         steps: list[StepResult] = []
-        if question.type == "task":
-            expected = question.solution.strip()
-            if skipped:
-                steps = await self._solve(question)
-        else:
-            key = await self.key()
-            expected = key.text
-            if self._code_ran:
-                steps = list(key.steps)
-            elif question.code:
-                steps = [await self._run_lesson_code(question.code, question.line, self.index, shown=True,
-                                                     may_fail=True)]
+        key = await self.key()
+        async with self.live.turn():
+            if question.type == "task":
+                expected = question.solution.strip()
+                if skipped:
+                    steps = await self._solve(question)
+            else:
+                expected = key.text
+                if self._code_ran:
+                    steps = list(key.steps)
+                elif question.code:
+                    steps = [await self._run_lesson_code(question.code, question.line, self.index, may_fail=True)]
         if skipped:
             self.summary.skipped += 1
         self.emit(Revealed(question.uid, skipped, expected, steps))
@@ -446,14 +327,14 @@ class LessonRun:
         for _attempt in range(2):
             start = self._task_start or await tasks.begin(question, self.live)
             result = await self.live.execute(question.solution)
-            self._live_step(result, shown=True)
             steps.append(result)
             if key.reference is not None and not result.error and tasks.same_start(question, start, key.reference) \
                     is None and tasks.judge(question, key.reference, await tasks.read(question, self.live, start),
                                             question.solution).ok:
                 return steps
-            _problems, self._task_start = await tasks.restart_at(question, self.live, self._quiet_step,
-                                                                 self.keys.prelude)
+            with self.live.quiet():
+                _problems, self._task_start = await tasks.restart_at(question, self.live, self._timed_step,
+                                                                     self.keys.prelude)
         self._problem(f"{question.path}:{question.line}: task {question.id!r}: the solution does not pass "
                       "its own check")
         return steps
@@ -478,31 +359,22 @@ class LessonRun:
         question = self.question
         key = await self.key()
         while True:
-            reply = await answerer.reply(Turn(question, self.order(question), key, self._attempts + 1,
-                                              self.hints_shown()))
-            if reply.kind == "quit":
+            response = await answerer.respond(Turn(question, self.order(question), key, self._attempts + 1,
+                                                   self.hints_shown()))
+            if response.kind == "quit":
                 return False
-            if reply.kind == "hint":
-                self.hint()
-            elif reply.kind == "skip":
-                if self.may_skip():
-                    await self.reveal(skipped=True)
-                    return True
-            else:
-                grade = await (self.attempt(str(reply.value)) if question.type == "task" else self.grade(reply.value))
-                if grade.correct:
-                    await self.reveal(skipped=False)
-                    return True
-                if grade.retry and not self.auto:
-                    continue
-                if self.auto:  # the key failed its own question: note it and go on
-                    self.summary.failed[question.uid] = grade.feedback
-                    self._finish(self.index)
-                    return True
+            if await self.act(response.kind, response.value):
+                return True
+            if self.auto and response.kind == "answer":
+                # the key failed its own question: note it and go on
+                self.summary.failed[question.uid] = self._last_feedback
+                self._finish(self.index)
+                return True
 
     # -- inner workings --------------------------------------------------------------
     def _graded(self, answer: Any, grade: Grade) -> Grade:
         question = self.question
+        self._last_feedback = grade.feedback
         if grade.retry:  # an answer in the wrong form is not an attempt: it is asked again, not rated
             self.emit(Graded(question.uid, self._attempts, answer, self.hints_shown() > 0, grade, counts=False))
             return grade
@@ -520,34 +392,36 @@ class LessonRun:
         self.emit(Graded(question.uid, self._attempts, answer, hinted, grade))
         return grade
 
-    async def _run_lesson_code(self, code: str, line: int, index: int, *, shown: bool,
+    async def _run_lesson_code(self, code: str, line: int, index: int, *, shown: bool = True,
                                may_fail: bool = False) -> StepResult:
-        """Lesson code in the live kernel. It never fails in the lesson's own namespace, so a failure other
-        than an interrupt or a lost kernel means the learner changed it: rebuild and run it again."""
-        result = await self.live.execute(code)
-        self._live_step(result, shown)
+        """Lesson code in the live kernel (inside a turn). It never fails in the lesson's own namespace,
+        so a failure other than an interrupt or a lost kernel means the learner changed it: rebuild and
+        run it again."""
+        result = await self._execute(code, shown)
         self._timed(result, line)
         if result.error is None or may_fail or result.kernel_event or result.error.type == "KeyboardInterrupt":
             return result
         self.emit(Notice("This step needs the lesson's own variables: rebuilding them and running it again."))
         await self._rebuild(index)
-        result = await self.live.execute(code)
-        self._live_step(result, shown)
+        result = await self._execute(code, shown)
         self._timed(result, line)
         return result
 
+    async def _execute(self, code: str, shown: bool) -> StepResult:
+        if shown:
+            return await self.live.execute(code)
+        with self.live.quiet():
+            return await self.live.execute(code)
+
     async def _rebuild(self, upto: int) -> None:
-        problems = await rebuild(self.live, replay_sources(self.lesson, upto), self.lesson.path,
-                                 self.keys.prelude, self._quiet_step)
+        with self.live.quiet():
+            problems = await rebuild(self.live, replay_sources(self.lesson, upto), self.lesson.path,
+                                     self.keys.prelude, self._timed_step)
         for problem in problems:
             self._problem(problem)
 
-    def _quiet_step(self, result: StepResult) -> None:
-        self._live_step(result, shown=False)
+    def _timed_step(self, result: StepResult) -> None:
         self._timed(result, 0)
-
-    def _live_step(self, result: StepResult, shown: bool) -> None:
-        self.emit(LiveStep(result, shown))
 
     def _timed(self, result: StepResult, line: int) -> None:
         if result.duration_ms > self.summary.slowest_ms and line:
@@ -571,35 +445,4 @@ class LessonRun:
                                               self.progress.current_step, list(self.progress.finished),
                                               dict(self.progress.hints)))
 
-
-# -- answerers (headless) -----------------------------------------------------------
-
-@dataclass(frozen=True)
-class Reply:
-    """What an answerer says: an answer, or a request for a hint, the solution, or to stop."""
-
-    kind: str  # "answer" | "hint" | "skip" | "quit"
-    value: Any = None
-
-
-@dataclass
-class Turn:
-    """A question as put to an answerer; ``key`` is for automatic answerers only."""
-
-    question: Question
-    order: list[int]
-    key: Key
-    attempt: int
-    hints_shown: int
-
-
-class Answerer(Protocol):
-    async def reply(self, turn: Turn) -> Reply: ...
-
-
-class KeyAnswerer:
-    """Answers every question with its computed key: `play --auto` and lint."""
-
-    async def reply(self, turn: Turn) -> Reply:
-        return Reply("answer", grading.key_answer(turn.question, turn.key))
 

@@ -4,7 +4,9 @@ Static checks come from the loader (schema, ids, syntax). Then each lesson is
 played twice in fresh kernels with its own keys as answers: every solution
 must pass its check, a task's check must fail before its solution runs, a
 choice tied to code must have exactly one option matching the computed key,
-keys must be the same on both runs, and no step may exceed the time limit.
+keys must be the same on both runs, no step may exceed the time limit, nothing
+seen before a question may give its answer away (lesson_rules.py), and every
+```python claim must hold (claims.py).
 Every task is then attacked (tutor/attacks.py): each fix that fixes nothing
 must be refused, as an exercise's starter code must. Every problem names a
 file and a line.
@@ -16,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradrepl.tutor.answers import matches, read_answer
+from gradrepl.protocol.messages import StepResult
 from gradrepl.tutor import attacks, tasks
+from gradrepl.tutor.claims import claim_problems
 from gradrepl.tutor.task_checks import unchecked_changes
 from gradrepl.tutor.lesson import Lesson, LessonFormatError, Problem, load_lesson
 from gradrepl.tutor.keys import KeyKernel
-from gradrepl.tutor.lesson_rules import giveaway_problems, hint_problems
+from gradrepl.tutor.lesson_rules import giveaway_problems, hidden_setup_problems, hint_problems
 from gradrepl.tutor.lesson_run import CellRan, KeyAnswerer, LessonRun, Summary
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per step
@@ -66,12 +70,13 @@ def lint_static(files: list[Path]) -> tuple[list[Lesson], list[str]]:
         seen[lesson.id] = lesson.path
         lessons.append(lesson)
         problems.extend(hint_problems(lesson))
+        problems.extend(hidden_setup_problems(lesson))
     return lessons, problems
 
 
 async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_LIMIT) -> list[str]:
     """Play the lesson twice with its own keys and report what does not hold."""
-    outputs: dict[int, str] = {}
+    outputs: dict[int, StepResult] = {}
     first, first_keys = await _play(lesson, session, seed=1, outputs=outputs)
     second, second_keys = await _play(lesson, session, seed=2)
     problems = list(first.problems)
@@ -97,6 +102,7 @@ async def lint_lesson(lesson: Lesson, session, time_limit: float = DEFAULT_TIME_
         problems.append(f"{lesson.path}:{first.slowest_line}: a step took {first.slowest_ms / 1000:.1f} s "
                         f"(the limit is {time_limit:g} s per step)")
     problems.extend(giveaway_problems(lesson, first_keys.keys, outputs))
+    problems.extend(await claim_problems(lesson, session, first_keys.prelude))
     for question in lesson.questions:
         if question.type == "derive":
             problems.extend(await _derive_problems(question, session))
@@ -118,11 +124,11 @@ async def lint(paths: list[str | Path], session, time_limit: float = DEFAULT_TIM
 
 
 async def _play(lesson: Lesson, session, seed: int,
-                outputs: dict[int, str] | None = None) -> tuple[Summary, KeyKernel]:
-    """One run answered by the keys; ``outputs`` (if given) collects what each cell printed and returned."""
+                outputs: dict[int, StepResult] | None = None) -> tuple[Summary, KeyKernel]:
+    """One run answered by the keys; ``outputs`` (if given) collects each cell's result."""
     def keep_output(event) -> None:
         if outputs is not None and isinstance(event, CellRan):
-            outputs[event.step] = "\n".join(part for part in (event.result.stdout, event.result.result) if part)
+            outputs[event.step] = event.result
 
     # A different seed per run: forked kernels share one RNG state, which would hide unseeded randomness.
     keys = KeyKernel(session, owned=False, prelude=f"torch.manual_seed({seed})")

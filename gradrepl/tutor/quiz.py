@@ -18,10 +18,11 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from fsrs import Card, Rating, Scheduler, State
 
-from gradrepl.kernel.options import KernelOptions
+from gradrepl.client.options import KernelOptions
 from gradrepl.session import KernelState, Session
 from gradrepl.tutor.asking import answer_text
-from gradrepl.tutor.grading import Grade, grade
+from gradrepl.tutor.grading import Grade
+from gradrepl.tutor.keys import KeyKernel
 from gradrepl.tutor.lesson import Course, Question
 from gradrepl.tutor.progress import ProgressStore, Review
 
@@ -92,8 +93,17 @@ class SpacedRepetition:
         self.store.record_review(review, card.to_json(), card.due, card.last_review)
         return card
 
+    def _failed_last(self) -> set[str]:
+        """The questions whose latest review was a wrong answer."""
+        latest: dict[str, bool] = {}
+        for review in self.store.reviews():  # oldest first
+            latest[review.question_id] = review.correct
+        return {question_id for question_id, correct in latest.items() if not correct}
+
     def plan(self, question_ids: Iterable[str], count: int | None = None, seed: int | None = None) -> QuizPlan:
-        """Order the quiz: due cards (lowest retrievability first), then new questions.
+        """Order the quiz: due cards (those last answered wrong first, then the lowest retrievability
+        first), then new questions. Right after a wrong answer FSRS's estimate is near 100%, so a failed
+        card is put first by its last review, not by its estimate.
 
         Ties and the new questions are shuffled by `seed` (random when None);
         cards not yet due are left out.
@@ -101,6 +111,7 @@ class SpacedRepetition:
         rng = random.Random(seed)
         now = self.now()
         stored = self.store.cards()
+        failed = self._failed_last()
         candidates = list(dict.fromkeys(question_ids))
         due: list[tuple[float, float, str]] = []
         new: list[str] = []
@@ -111,7 +122,8 @@ class SpacedRepetition:
                 continue
             card = Card.from_json(stored[question_id].card_json)
             if card.due <= now:
-                due.append((self.retrievability(card, now), rng.random(), question_id))
+                urgency = -1.0 if question_id in failed else self.retrievability(card, now)
+                due.append((urgency, rng.random(), question_id))
             else:
                 later.append(card.due)
         due.sort()
@@ -221,6 +233,7 @@ class QuizResult:
     feedback: str        # the misconception the answer shows, or why the key is right
     due: datetime        # when the question is due again
     retry: bool = False  # the answer was not in the form asked for: nothing recorded, ask again
+    explanation: str = ""  # after a wrong answer: what the lesson says next, unless the feedback holds it
 
     @property
     def word(self) -> str:
@@ -254,8 +267,10 @@ class QuizRun:
     """
 
     def __init__(self, questions: list[Question], spaced: SpacedRepetition, grade: Grader,
-                 pool: Iterable[str] = (), plan: QuizPlan | None = None, seed: int | None = None):
+                 pool: Iterable[str] = (), plan: QuizPlan | None = None, seed: int | None = None,
+                 explanations: dict[str, str] | None = None):
         self.questions = questions
+        self.explanations = explanations or {}  # uid -> the lesson's words after the question
         self.seed = seed  # the order options are shown in (None: a new order each quiz)
         self.spaced = spaced
         self._grade = grade
@@ -317,7 +332,13 @@ class QuizRun:
             due = self.spaced.card(question.uid).due
             return QuizResult(question, text, False, self.hinted, grade.expected, grade.feedback, due, retry=True)
         card = self.spaced.review(question.uid, grade.correct, self.hinted, text, duration)
-        result = QuizResult(question, text, grade.correct, self.hinted, grade.expected, grade.feedback, card.due)
+        # The quiz says right or wrong itself (a mark and a word): the grade's own "Right." is not repeated.
+        feedback = without_verdict(grade.feedback) if grade.correct else grade.feedback
+        explanation = "" if grade.correct else self.explanations.get(question.uid, "")
+        if explanation and " ".join(explanation.split()) in " ".join(feedback.split()):
+            explanation = ""
+        result = QuizResult(question, text, grade.correct, self.hinted, grade.expected, feedback, card.due,
+                            explanation=explanation)
         self.results.append(result)
         return result
 
@@ -333,6 +354,35 @@ class QuizRun:
             next_due=min(dues, default=None),
             now=self.spaced.now(),
         )
+
+
+VERDICT_WORDS = ("Right on every field.", "Right.")  # how grading opens a right answer's feedback
+
+
+def without_verdict(feedback: str) -> str:
+    """A right answer's feedback without grading's opening verdict (the quiz shows its own)."""
+    text = feedback.strip()
+    for words in VERDICT_WORDS:
+        if text.startswith(words):
+            return text[len(words):].strip()
+    return text
+
+
+def lesson_explanations(course: Course) -> dict[str, str]:
+    """Each question's explanation for a quiz: its own, else the first paragraph of the lesson's prose
+    right after it (lessons ask first and explain after), headings left out."""
+    found: dict[str, str] = {}
+    for lesson in course.lessons:
+        for n, step in enumerate(lesson.steps):
+            if step.question is None:
+                continue
+            after = lesson.steps[n + 1] if n + 1 < len(lesson.steps) else None
+            paragraph = ""
+            if after is not None and after.kind == "prose":
+                paragraphs = [p.strip() for p in after.text.split("\n\n") if p.strip()]
+                paragraph = next((p for p in paragraphs if not p.startswith("#")), "")
+            found[step.question.uid] = step.question.explanation or paragraph
+    return found
 
 
 def select_questions(course: Course, lesson_id: str | None = None) -> list[Question]:
@@ -352,7 +402,7 @@ def start_quiz(course: Course, spaced: SpacedRepetition, grade: Grader, *, lesso
     plan = spaced.plan([q.uid for q in pool], count, seed)
     by_uid = {q.uid: q for q in pool}
     return QuizRun([by_uid[uid] for uid in plan.question_ids], spaced, grade, [q.uid for q in pool], plan,
-                   seed if seed is not None else random.randrange(1 << 30))
+                   seed if seed is not None else random.randrange(1 << 30), lesson_explanations(course))
 
 
 class SessionGrader:
@@ -376,7 +426,8 @@ class SessionGrader:
     async def __call__(self, question: Question, answer: Any) -> Grade:
         self.start()
         await self._starting
-        return await grade(question, answer, self.session)
+        # The lessons' one key path: a namespace rebuilt from scratch for each question (tutor/keys.py).
+        return await KeyKernel(self.session, owned=False).grade(question, answer)
 
     async def close(self) -> None:
         """Stop the kernel (also one still starting)."""

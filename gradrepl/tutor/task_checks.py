@@ -22,10 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradrepl.tutor.code_rules import RULES
+from gradrepl.views.numbers import shape_text
+from gradrepl.views.remarks import task_read_words
 
 # Facts of a tensor (a module's check applies them to each of its parameters and buffers).
 TENSOR_FACTS = {
-    "type": "only what it is (a tensor, None, a number; exact torch classes): every check compares that",
+    "type": "only what it is (a tensor, None, a number; exact torch classes): every check compares that, "
+            "and an nn.Parameter passes for a plain tensor unless the check names this fact",
     "value": "dtype, shape and values",
     "dtype": "the dtype",
     "shape": "the shape",
@@ -46,6 +49,16 @@ TENSOR_FACTS = {
     "grad_by_backward": ".grad is what the last backward pass left (not set or changed by hand)",
     "graph": "the kinds of operation (grad_fn names) the last backward pass reaching it went through",
     "pass_grads": "what each backward pass added to .grad (in any order): the passes themselves, not only their sum",
+    "seeds": "the seed each backward pass reaching it (or started at it) began with, in any order: the "
+             "solution's (ones by default), not one chosen to make the numbers come out",
+    "through_grad": "the last backward pass reaching it went through a gradient autograd made with "
+                    "create_graph=True (torch.autograd.grad's result), not a formula written by hand",
+    "by_transform": "it is the very tensor a torch.func transform returned, unchanged since (not one computed "
+                    "another way beside a transform whose result was dropped)",
+    "grad_arrived": "the gradient the last backward pass brought into it (for a tensor autograd made with "
+                    "create_graph=True): the pass really carried the solution's gradient through it",
+    "by_transform_of": "the task's own models and functions that the solution's transform runs ran inside the "
+                       "transform that returned it (not a hand-made function of constants computed beside it)",
 }
 MODULE_FACTS = {"type", "identity", "training"}
 OPTIMIZER_FACTS = {"type", "identity", "params", "hyper"}
@@ -196,9 +209,9 @@ def under(state: dict, target: str) -> list[str]:
 def difference(check: Check, learner: dict, reference: dict) -> str | None:
     """What differs between the learner's state and the solution's for this check (None: nothing)."""
     if learner.get("unreadable"):
-        return str(learner["unreadable"])
+        return task_read_words(learner["unreadable"])
     if reference.get("unreadable"):
-        return "the solution's state could not be read: " + str(reference["unreadable"])
+        return "the solution's state could not be read: " + task_read_words(reference["unreadable"])
     ours, theirs = learner.get("entries", {}), reference.get("entries", {})
     paths = under(reference, check.target)
     extra = [p for p in under(learner, check.target) if p not in theirs]
@@ -216,12 +229,13 @@ def _entry_difference(check: Check, path: str, mine: dict | None, theirs: dict) 
         return None if theirs.get("kind") == "missing" else f"{path} is not there"
     if theirs.get("kind") == "missing":
         return f"{path} exists; the solution has none"
-    if mine.get("kind") != theirs.get("kind") or mine.get("type") != theirs.get("type"):
+    if mine.get("kind") != theirs.get("kind") or (mine.get("type") != theirs.get("type")
+                                                  and not _honest_parameter(check, mine, theirs)):
         return f"{path} is a {_type_text(mine)}, not a {_type_text(theirs)}"
     if mine.get("unreadable"):
-        return f"{path} cannot be judged: {mine['unreadable']}"
+        return f"{path} cannot be judged: {task_read_words(mine['unreadable'])}"
     if theirs.get("unreadable"):
-        return f"the solution's {path} could not be read: {theirs['unreadable']}"
+        return f"the solution's {path} could not be read: {task_read_words(theirs['unreadable'])}"
     kind = theirs.get("kind")
     if kind == "tensor":
         return _tensor_difference(check, path, mine, theirs)
@@ -253,7 +267,7 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
         if fact in ("value", "dtype") and mine.get("dtype") != theirs.get("dtype"):
             found = f"{path} is {mine.get('dtype')}, not {theirs.get('dtype')}"
         elif fact in ("value", "shape") and mine.get("shape") != theirs.get("shape"):
-            found = f"{path} has shape {tuple(mine.get('shape') or ())}, not {tuple(theirs.get('shape') or ())}"
+            found = f"{path} has shape {shape_text(mine.get('shape') or [])}, not {shape_text(theirs.get('shape') or [])}"
         elif fact in ("value", "values") and not same_values(mine.get("values"), theirs.get("values"), tol):
             found = f"{path} holds other values than the solution leaves there"
         elif fact == "floating" and _floating(mine.get("dtype")) != _floating(theirs.get("dtype")):
@@ -287,12 +301,54 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
         elif fact == "pass_grads" and not same_passes(mine.get("pass_grads"), theirs.get("pass_grads"), tol):
             count = len(mine.get("pass_grads") or [])
             found = f"the {count} backward pass(es) reaching {path} each added other gradients than the solution's"
+        elif fact == "seeds" and not same_passes(mine.get("seeds"), theirs.get("seeds"), tol):
+            found = _seed_words(path, mine.get("seeds"), theirs.get("seeds"))
+        elif fact == "through_grad" and bool(mine.get("through_grad")) != bool(theirs.get("through_grad")):
+            found = (f"the last backward pass reaching {path} went through no gradient that autograd made"
+                     if not mine.get("through_grad") else
+                     f"the last backward pass reaching {path} went through a gradient autograd made, and the "
+                     "solution's does not")
+        elif fact == "by_transform" and theirs.get("by_transform") and not mine.get("by_transform"):
+            found = f"{path} is not what a torch.func transform returned: it was computed another way, or changed after"
+        elif fact == "grad_arrived" and not same_passes([mine["grad_arrived"]] if mine.get("grad_arrived") else [],
+                                                        [theirs["grad_arrived"]] if theirs.get("grad_arrived")
+                                                        else [], tol):
+            found = (f"no backward pass went through {path}" if not mine.get("grad_arrived") else
+                     f"the gradient that reached {path} in the last backward pass is not the solution's "
+                     f"({_short(mine['grad_arrived'])}, not {_short(theirs.get('grad_arrived') or [])})")
+        elif fact == "by_transform_of" and [n for n in theirs.get("by_transform_of") or []
+                                            if n not in (mine.get("by_transform_of") or [])]:
+            never = [n for n in theirs.get("by_transform_of") or [] if n not in (mine.get("by_transform_of") or [])]
+            found = (f"{' and '.join(never)} never ran inside the torch.func transform that returned {path}: "
+                     "the transformed function must call it" if mine.get("by_transform") else
+                     f"{path} is not what a torch.func transform of {' and '.join(never)} returned")
         elif fact == "grad_by_backward" and theirs.get("grad_by_backward") and not mine.get("grad_by_backward"):
             found = (f"{path}.grad is not what a backward pass left there: it was set or changed by hand"
                      if mine.get("grad") is not None else f"{path}.grad is None")
         if found:
             return found
     return None
+
+
+def _honest_parameter(check: Check, mine: dict, theirs: dict) -> bool:
+    """An nn.Parameter where the solution has a plain tensor: a tensor all the same (torch's own subclass,
+    read like one), so only a check that names the fact ``type`` tells the two apart."""
+    return ("type" not in check.facts and mine.get("type") == "torch.nn.Parameter"
+            and theirs.get("type") == "torch.Tensor")
+
+
+def _seed_words(path: str, mine: list | None, theirs: list | None) -> str:
+    """The seeds of the passes reaching ``path``, in words (mine against the solution's)."""
+    def words(seeds: list | None) -> str:
+        if seeds is None:
+            return "not logged"
+        shown = [" and ".join(_short(_one(root)) for root in each) or "none" for each in seeds]
+        return ", ".join(shown) or "no pass"
+    return f"the backward passes reaching {path} were seeded with {words(mine)}, not {words(theirs)}"
+
+
+def _one(values: list) -> object:
+    return values[0] if len(values) == 1 else values
 
 
 def same_passes(mine: list | None, theirs: list | None, tol: float | None) -> bool:
@@ -321,7 +377,8 @@ def _grad_difference(path: str, mine: dict | None, theirs: dict | None, tol: flo
     if theirs is None:
         return f"{path}.grad is not None" + (" and not zeros" if zero_is_none else "")
     if mine.get("type") != theirs.get("type") or mine.get("unreadable"):
-        return f"{path}.grad cannot be judged: " + str(mine.get("unreadable") or f"it is a {mine.get('type')}")
+        unread = mine.get("unreadable")
+        return f"{path}.grad cannot be judged: " + (task_read_words(unread) if unread else f"it is a {mine.get('type')}")
     if (mine.get("dtype"), mine.get("shape")) != (theirs.get("dtype"), theirs.get("shape")):
         return f"{path}.grad has another shape or dtype than the solution's"
     if not same_values(mine.get("values"), theirs.get("values"), tol):

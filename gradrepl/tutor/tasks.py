@@ -12,7 +12,8 @@ tensor subclass that lies, changes nothing the verdict rests on.
 A verdict is, in order: the attempt does not reach into the tutor's internals;
 each of the task's checks holds (state facts, code rules; the first failing
 one's message is shown with what differs); the attempt did not type in a
-number that only the solution's computation gives.
+number that only the solution's computation gives, or that the start holds
+(a gradient read off the screen), nor shift a gradient by a typed number.
 """
 
 from __future__ import annotations
@@ -109,6 +110,12 @@ def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
     if patched:
         return Verdict(False, "your code replaces part of torch or of an object; a task is solved with "
                        "torch as it is, by the operations it asks for", f"`{patched}`")
+    hooked = code_rules.registers_hook(code)
+    if hooked and not code_rules.registers_hook(question.solution):
+        return Verdict(False, "your code registers a gradient hook, which rewrites the gradient as backward "
+                       "runs: the number comes out right while the computation stays wrong; leave hooks "
+                       "out and let backward compute the gradient from the operations themselves",
+                       f"`{hooked}`")
     if end.get("grad_enabled", True) != ref.end.get("grad_enabled", True):
         return Verdict(False, "your code leaves gradient recording switched off (torch.set_grad_enabled"
                        "(False)), so every later step records nothing; switch it back on, or use "
@@ -122,11 +129,19 @@ def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
         found = difference(check, end, ref.end)
         if found:
             return Verdict(False, check.message, found)
-    typed = code_rules.typed_answer(code, numbers_in(ref.end, question.checks),
-                                    code_rules.lesson_numbers(_lesson_texts(question)))
+    shifted = code_rules.shifts_grad(code)
+    if shifted:
+        return Verdict(False, "your code shifts a gradient by a number you typed; that gives the right value "
+                       "only for the gradient read off the screen, so use an operation that works whatever "
+                       "it holds", f"`{shifted}`")
+    # The start's numbers count too: a gradient read off the screen and typed into the update
+    # (w -= lr * torch.tensor([-4.03])) is as typed as the solution's own result.
+    expected = numbers_in(ref.end, question.checks) + numbers_in(ref.start, question.checks)
+    typed = code_rules.typed_answer(code, expected, code_rules.lesson_numbers(_lesson_texts(question)))
     if typed:
-        return Verdict(False, "your code writes in a number that the solution computes; the task is about "
-                       "how it is made, so let your code compute it", f"`{typed}`")
+        return Verdict(False, "your code writes in a number that the task's tensors hold or the solution "
+                       "computes; the task is about how it is made, so let your code compute it "
+                       "from the tensors themselves", f"`{typed}`")
     return Verdict(True)
 
 

@@ -5,7 +5,7 @@ calls them after every step.
 """
 
 from gradrepl.kernel.inspect.diagnose import AccumulationWatch, explain, explain_warning
-from gradrepl.kernel.inspect.graph import graph_of, render_text
+from gradrepl.kernel.inspect.graph import graph_of
 from gradrepl.kernel.inspect.snapshot import Inspector
 from gradrepl.kernel.inspect.summary import summarize
 
@@ -15,6 +15,5 @@ __all__ = [
     "explain",
     "explain_warning",
     "graph_of",
-    "render_text",
     "summarize",
 ]

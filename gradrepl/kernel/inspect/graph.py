@@ -4,7 +4,7 @@ Each node records the op (the node's class, e.g. ``PowBackward0``), the shapes
 of the values it received in the forward pass, the leaf an ``AccumulateGrad``
 feeds, and the tensors the op saved for backward (``_saved_*`` attributes).
 After ``backward()`` without ``retain_graph=True`` the saved tensors are freed;
-reading one then raises, and the node says "freed by backward".
+reading one then raises, and the node says so ("freed"). Data only: views/graph.py words it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from collections import deque
 import torch
 
 from gradrepl.kernel.inspect.saved import node_saved_bytes
-from gradrepl.kernel.sizes import format_bytes
 
 MAX_NODES = 200  # bigger graphs are cut off and marked truncated
 UNNAMED_LEAF = "<unnamed leaf>"
@@ -57,7 +56,7 @@ def _describe(node, node_id: int, names: dict[int, str]) -> dict:
     leaf = None
     if type(node).__name__ == "AccumulateGrad":
         leaf = names.get(id(node.variable), UNNAMED_LEAF)
-    return {"id": node_id, "op": type(node).__name__, "shapes": _shapes(node), "leaf": leaf,
+    return {"id": node_id, "grad_fn": type(node).__name__, "shapes": _shapes(node), "leaf": leaf,
             "saved": _saved(node, names), "saved_bytes": node_saved_bytes(node)}
 
 
@@ -95,63 +94,3 @@ def _saved(node, names: dict[int, str]) -> list[dict]:
             entry["value"] = text if len(text) <= 40 else text[:37] + "..."
         saved.append(entry)
     return saved
-
-
-def render_text(graph: dict) -> str:
-    """An indented tree of the graph; a node reached twice is drawn once, then "(see above)"."""
-    root = graph["root"]
-    if graph.get("kind") == "leaf":
-        return (f"{root} is a leaf: it requires grad but no operation made it, so it has no grad_fn.\n"
-                f"backward() stores its gradient in {root}.grad.")
-    if graph.get("kind") == "constant":
-        return (f"{root} does not require grad and has no grad_fn: autograd recorded nothing for it,\n"
-                "so no gradient flows to or through it.")
-    nodes = {n["id"]: n for n in graph["nodes"]}
-    children: dict[int, list[int]] = {}
-    for parent, child in graph["edges"]:
-        children.setdefault(parent, []).append(child)
-    lines = [root]
-    drawn: set[int] = set()
-
-    def draw(node_id: int, prefix: str, branch: str) -> None:
-        node = nodes[node_id]
-        label = _label(node)
-        if node_id in drawn:
-            lines.append(f"{prefix}{branch}{node['op']} (see above)")
-            return
-        drawn.add(node_id)
-        lines.append(f"{prefix}{branch}{label}")
-        below = children.get(node_id, [])
-        inner = prefix + ("   " if branch.startswith("└") else "│  ")
-        for index, child in enumerate(below):
-            draw(child, inner, "└─ " if index == len(below) - 1 else "├─ ")
-
-    if nodes:
-        draw(0, "", "└─ ")
-    if graph["truncated"]:
-        lines.append(f"... graph cut off after {len(nodes)} nodes")
-    if graph["freed"]:
-        lines.append("Saved tensors were freed by backward(); call backward(retain_graph=True) to keep them.")
-    return "\n".join(lines)
-
-
-def _label(node: dict) -> str:
-    text = node["op"]
-    if node["shapes"]:
-        text += " " + ", ".join(str(shape) for shape in node["shapes"])
-    if node["leaf"] is not None:
-        text += f" -> {node['leaf']}.grad"
-    parts = []
-    for saved in node["saved"]:
-        if saved["freed"]:
-            parts.append(f"{saved['name']} (freed by backward)")
-        elif "value" in saved:
-            parts.append(f"{saved['name']}={saved['value']}")
-        elif saved["shape"] is not None:
-            alias = f" = {saved['tensor']}" if "tensor" in saved else ""
-            parts.append(f"{saved['name']} {saved['shape']}{alias}")
-    if parts:
-        text += "  saved: " + ", ".join(parts)
-    if node.get("saved_bytes"):
-        text += f"  (holds {format_bytes(node['saved_bytes'])})"
-    return text

@@ -28,6 +28,9 @@ inside itself is not followed; and a step's inspection stops after
 previous state of what it did not reach and owing the rest to the next step.
 Inference tensors have no version counter; their version reads as -1.
 
+This module keeps the rows; walk.py walks the namespace into groups and
+changes.py tells which of a group's tensors changed.
+
 Learner code can run while a namespace is read (a tensor subclass's
 ``__torch_function__``, a dict subclass's ``__getitem__``) and hang or raise
 past every check above. ``guarded_step`` reads through ``guard.bounded``; when
@@ -37,41 +40,29 @@ until it holds another object (identity or type), and the step says so once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 import weakref
 from collections import Counter
-from functools import partial
-from itertools import chain, compress, count
-from operator import attrgetter, call, is_not, not_
+from itertools import chain
 
 import torch
-from torch import nn
 
-from gradrepl.kernel.guard import Failed, bounded, cap
-from gradrepl.kernel.inspect import writes
+from gradrepl.kernel.guard import NoValue, bounded, cap
+from gradrepl.kernel.inspect import backward_log, buffers, writes
 from gradrepl.kernel.inspect.saved import saved_bytes
 from gradrepl.kernel.inspect.summary import dims, summarize
+from gradrepl.kernel.inspect.changes import Group, _signature, grad_of, version_of
+from gradrepl.kernel.inspect.walk import CHECK_EVERY, Skipped, Walker
 
-SKIP_NAMES = frozenset({"torch", "nn", "F"})  # preloaded by the kernel
-MAX_DEPTH = 4            # d['a'][0][1][2] is as deep as names go
-MAX_WIDTH = 20_000       # elements of one list/tuple/dict looked at
-MAX_MODULE_DEPTH = 16    # levels of submodules followed
+if TYPE_CHECKING:
+    from gradrepl.kernel.inspect.walk import _FlatCache
+
+
 TIME_BUDGET = 0.5        # seconds of inspection per step before the panel stops and says so
 MAX_ALIASES = 16         # other names listed beside a row; the rest are counted
-CHECK_EVERY = 64         # containers visited (or rows built) between two looks at the clock
 SKIPS_PER_STEP = 1       # reads tried again in one step after skipping what failed (each may cost guard's 5 s)
-
-_VERSION = attrgetter("_version")
-_REQUIRES_GRAD = attrgetter("requires_grad")
-_GRAD = attrgetter("_grad")  # only for leaves: a non-leaf's .grad warns
-_IS_LEAF = attrgetter("is_leaf")
-_NOT_NONE = partial(is_not, None)
-_KEY_TYPES = (str, int, float, bool, type(None))  # dict keys a learner can type back
-_INDEXED_MODULES = (nn.Sequential, nn.ModuleList, nn.ParameterList)
-_KEYED_MODULES = (nn.ModuleDict, nn.ParameterDict)
-_GONE = object()  # a namespace name no longer bound
-PANEL_NOT_UPDATED = ("The tensor panel was not updated: reading your variables failed ({why}). An object "
-                     "whose attributes raise or hang can cause this; `del` it.")
 
 
 class Inspector:
@@ -79,6 +70,8 @@ class Inspector:
 
     def __init__(self) -> None:
         writes.install()
+        buffers.install()  # batch norm's running statistics, written behind their version counter
+        backward_log.install()  # counts backward passes: graphs are re-read for freed bytes only after one
         self.reset()
 
     def reset(self) -> None:
@@ -86,41 +79,42 @@ class Inspector:
         self._rows: dict[str, dict] = {}        # name -> row, first-appearance order
         self._sigs: dict[str, tuple] = {}       # name -> full signature
         self._refs: dict[str, weakref.ref] = {}  # name -> the tensor it named
-        self._groups: dict[str, _Group] = {}    # group key -> state after last step
+        self._groups: dict[str, Group] = {}    # group key -> state after last step
         self._flat: dict[str, _FlatCache] = {}  # container path -> names of its tensors
         self._live: set[str] = set()            # names that own a row
         self._occurrences: Counter[int] = Counter()  # id(tensor) -> names reaching it
         self._changed: set[str] = set()         # names changed in the last step
         self._holding: set[str] = set()         # names whose graph holds saved tensors
+        self._passes = -1                       # backward passes run when _holding was last re-read
         self._aliases: dict[str, list[str]] = {}  # row name -> the other names of its tensor
         self._held: dict[str, tuple[int, ...]] = {}  # row name -> ids of its tensor and its grad
         self._owner_of: dict[int, str] = {}     # id of a row's tensor or grad -> row name
         self._owed: dict[str, weakref.ref] = {}  # rows to build afresh whatever their signature
-        self._skipped: dict[str, _Skipped] = {}  # namespace names whose reading failed, left out of walks
-        self._walker: _Walker | None = None     # the walk of the step being read, to find what hung
+        self._skipped: dict[str, Skipped] = {}  # namespace names whose reading failed, left out of walks
+        self._walker: Walker | None = None     # the walk of the step being read, to find what hung
         self._reading: tuple | None = None      # ("group", key) or ("row", name) being read after the walk
-        self.stopped: str | None = None         # why the last step's inspection stopped early
+        self.stopped: dict | None = None        # why the last step's inspection stopped early (a remark)
 
-    def guarded_step(self, namespace: dict, requires_grad_may_change: bool = True) -> tuple[list, list, list[str]]:
+    def guarded_step(self, namespace: dict, requires_grad_may_change: bool = True) -> tuple[list, list, list[dict]]:
         """step() through guard.bounded: (rows, removed, notes). What was being read when a read hung or
-        raised is skipped from then on (``_skipped``) and the rest is read again (SKIPS_PER_STEP)."""
-        notes: list[str] = []
+        raised is skipped from then on (``_skipped``) and the rest is read again (SKIPS_PER_STEP). The
+        notes are remarks, {"code", "names"}: views/remarks.py words them."""
+        notes: list[dict] = []
         for _ in range(1 + SKIPS_PER_STEP):
             try:
                 rows, removed = bounded(lambda: self.step(namespace, requires_grad_may_change))
                 return rows, removed, notes
-            except Failed as failed:
+            except NoValue as failed:
                 self._forget_bulk_state()
                 culprit = None if failed.interrupted else self._culprit(namespace)
                 if culprit is None:
-                    notes.append(PANEL_NOT_UPDATED.format(why=failed))
+                    notes.append({"code": "panel_not_updated", "names": {"why": failed.reason}})
                     return [], [], notes
-                self._skipped[culprit] = _Skipped(namespace[culprit])
+                self._skipped[culprit] = Skipped(namespace[culprit])
                 shown = cap(culprit if culprit.isidentifier() else repr(culprit), 200)
-                notes.append(cap(f"panel skips {shown}: reading it {failed.why}; it stays off the panel "
-                                 f"until {shown} holds another object", 1000))
+                notes.append({"code": "panel_skips", "names": {"name": shown, "why": failed.reason}})
                 requires_grad_may_change = True
-        notes.append(PANEL_NOT_UPDATED.format(why="more objects hung or raised; the next step reads on"))
+        notes.append({"code": "panel_not_updated_more", "names": {}})
         return [], [], notes
 
     def _forget_bulk_state(self) -> None:
@@ -151,18 +145,18 @@ class Inspector:
         """
         deadline = time.perf_counter() + TIME_BUDGET
         self._reading = None
-        walker = self._walker = _Walker(self._flat, deadline, self._skipped)
+        walker = self._walker = Walker(self._flat, deadline, self._skipped)
         walked = walker.walk(namespace)
-        groups: dict[str, _Group] = {}
+        groups: dict[str, Group] = {}
         candidates: dict[str, torch.Tensor] = {}
-        swaps: list[tuple[_Group | None, _Group | None]] = []  # groups whose contents changed
+        swaps: list[tuple[Group | None, Group | None]] = []  # groups whose contents changed
         for key, (names, tensors) in walked.items():
             self._reading = ("group", key)
             group = self._groups.get(key)
             if group is not None and group.holds(names, tensors):
                 changed_at = group.changed_indices(tensors, requires_grad_may_change)
             else:
-                rebuilt = _Group(names, tensors)
+                rebuilt = Group(names, tensors)
                 changed_at = range(len(names)) if group is None else rebuilt.differs_from(group, tensors)
                 swaps.append((group, rebuilt))
                 group = rebuilt
@@ -225,10 +219,12 @@ class Inspector:
         return [{**row, "changed": name in self._changed} for name, row in self._rows.items()]
 
     def _freed_graphs(self, changed: list[dict]) -> list[dict]:
-        """Rows whose saved tensors backward freed: the tensor itself did not change, its row does."""
+        """Rows whose saved tensors backward freed: the tensor itself did not change, its row does.
+        Only a backward pass frees saved tensors, so without one since the last look none is re-read."""
         fresh = {row["name"] for row in changed}
         rows = []
-        for name in self._holding - fresh:
+        passes, self._passes = self._passes, backward_log.passes_run()
+        for name in self._holding - fresh if passes != self._passes else ():
             ref = self._refs.get(name)
             tensor = None if ref is None else ref()
             self._reading = ("row", name)
@@ -238,6 +234,10 @@ class Inspector:
         for row in chain(changed, rows):
             (self._holding.add if row["saved_bytes"] else self._holding.discard)(row["name"])
         return rows
+
+    def grads(self) -> dict[str, object]:
+        """Each named tensor's .grad as its row shows it, to tell after a step whether one changed."""
+        return {name: row.get("grad") for name, row in self._rows.items()}
 
     def resolve(self, name: str) -> torch.Tensor | None:
         """The live tensor a row name refers to, or None (names are looked up, never evaluated)."""
@@ -253,7 +253,7 @@ class Inspector:
                 result[id(tensor)] = name
         return result
 
-    def _reclaim(self, swaps: list[tuple[_Group | None, _Group | None]]) -> list[str]:
+    def _reclaim(self, swaps: list[tuple[Group | None, Group | None]]) -> list[str]:
         """Update which names own rows after some groups changed; return names that disappeared.
 
         Work is proportional to the changed groups, unless a tensor involved is
@@ -323,7 +323,7 @@ class Inspector:
         """Note which tensor and grad a row shows, so a mark on either finds the row."""
         self._forget_held(name)
         try:
-            grad = _grad_of(tensor)
+            grad = grad_of(tensor)
         except Exception:  # an exotic tensor: its row says it cannot be read
             grad = None
         held = (id(tensor),) if grad is None else (id(tensor), id(grad))
@@ -357,34 +357,9 @@ class Inspector:
                     owner[tensor_id] = name
 
 
-def _signature(t: torch.Tensor) -> tuple:
-    """Everything a row shows that can change without the tensor being replaced."""
-    try:
-        grad = _grad_of(t)
-        return (
-            _version_of(t),
-            t.requires_grad,
-            t.grad_fn,  # compared by identity; holding it keeps its Python wrapper stable
-            None if grad is None else (id(grad), _version_of(grad)),
-            _shape_key(t),
-            t.dtype,
-            t.retains_grad,
-            t.device,
-        )
-    except Exception as exc:  # the row says what went wrong; the same failure is no change
-        return ("unreadable", type(exc), str(exc))
-
-
-def _shape_key(t: torch.Tensor):
-    try:
-        return t.shape
-    except RuntimeError:  # nested: no single shape
-        return tuple(dims(t) or ())
-
-
 def _row(name: str, t: torch.Tensor, aliases: list[str]) -> dict:
     """The row the frontend shows for one named tensor."""
-    grad = _grad_of(t)
+    grad = grad_of(t)
     grad_fn = t.grad_fn
     return {
         "name": name,
@@ -396,7 +371,7 @@ def _row(name: str, t: torch.Tensor, aliases: list[str]) -> dict:
         "is_leaf": t.is_leaf,
         "grad_fn": None if grad_fn is None else type(grad_fn).__name__,
         "retains_grad": t.retains_grad,
-        "version": _version_of(t),
+        "version": version_of(t),
         "changed": True,
         "grad": None if grad is None else summarize(grad),
         "value": summarize(t),
@@ -423,349 +398,11 @@ def _safe_row(name: str, t: torch.Tensor, aliases: list[str]) -> dict:
     return row
 
 
-def _stop_note(walker: _Walker, late: int | None, built: int) -> str | None:
-    """Words for the step's note when the time budget ran out, else None."""
+def _stop_note(walker: Walker, late: int | None, built: int) -> dict | None:
+    """The step's remark when the time budget ran out (where, after how many rows), else None."""
     if walker.stopped_at is not None:
-        return (f"panel stopped after {walker.tensors_seen:,} rows: looking through {walker.stopped_at} took "
-                f"over {TIME_BUDGET:g} s, so tensors past it keep what the panel last showed")
+        return {"code": "panel_stopped_walk",
+                "names": {"rows": walker.tensors_seen, "at": walker.stopped_at, "seconds": TIME_BUDGET}}
     if late is not None:
-        return (f"panel stopped after {built:,} rows: reading tensors took over {TIME_BUDGET:g} s; "
-                "the rest are shown after the next step")
+        return {"code": "panel_stopped_rows", "names": {"rows": built, "seconds": TIME_BUDGET}}
     return None
-
-
-def _version_of(t: torch.Tensor) -> int:
-    return _read(_VERSION, t, -1)  # inference tensors have no version counter
-
-
-def _versions(tensors: list) -> list[int]:
-    return _each(_VERSION, tensors, -1)
-
-
-def _each(read, tensors: list, default) -> list:
-    """read(t) for every tensor in one C-level map; one by one, `default` where it raises, if any raises.
-
-    A tensor subclass may raise from anything (its __torch_function__ sees attribute reads too);
-    its row then says it cannot be inspected, and the other rows go on.
-    """
-    try:
-        return list(map(read, tensors))
-    except Exception:
-        return [_read(read, t, default) for t in tensors]
-
-
-def _read(read, t, default):
-    try:
-        return read(t)
-    except Exception:
-        return default
-
-
-def _grad_of(t: torch.Tensor) -> torch.Tensor | None:
-    """t.grad without torch's warning: a non-leaf that does not retain grad has none."""
-    if t.grad_fn is not None and not t.retains_grad:
-        return None
-    return t._grad
-
-
-def _grad_key(t: torch.Tensor):
-    grad = _read(_grad_of, t, None)
-    return None if grad is None else (id(grad), _version_of(grad))
-
-
-def _mismatches(new: list, old: list, low: int = 0, high: int | None = None) -> list[int]:
-    """Positions where two equally long lists differ, found by halving (few differ, lists are long)."""
-    if high is None:
-        high = len(new)
-    if high - low <= 64:
-        return [i for i in range(low, high) if new[i] != old[i]]
-    middle = (low + high) // 2
-    found = []
-    if new[low:middle] != old[low:middle]:
-        found += _mismatches(new, old, low, middle)
-    if new[middle:high] != old[middle:high]:
-        found += _mismatches(new, old, middle, high)
-    return found
-
-
-class _Group:
-    """Cheap per-tensor state of one group, compared in bulk each step."""
-
-    def __init__(self, names: list[str], tensors: list) -> None:
-        self.names = names
-        self.kept = 0  # leading names still naming the same objects as in the group it replaced
-        self.ids = list(map(id, tensors))
-        self.refs = list(map(weakref.ref, tensors))
-        self.versions = _versions(tensors)
-        self.requires_grad = _each(_REQUIRES_GRAD, tensors, False)
-        self.any_requires_grad = any(self.requires_grad)
-        # tensors that do not require grad are leaves, so reading their .grad never warns
-        plain = list(compress(count(), map(not_, self.requires_grad)))
-        holders = compress(plain, map(_NOT_NONE, _each(_GRAD, list(map(tensors.__getitem__, plain)), None)))
-        self._watch(tensors, sorted(chain(compress(count(), self.requires_grad), holders)))
-
-    def _watch(self, tensors: list, indices: list[int]) -> None:
-        """Read .grad from now on for these positions (they take part in autograd or hold a grad).
-
-        Leaves are checked in bulk (their .grad never warns); the rest one by one.
-        """
-        leaf = {i: _read(_IS_LEAF, tensors[i], True) for i in indices}
-        self.leaf_keys = {i: _grad_key(tensors[i]) for i in indices if leaf[i]}
-        self.other_keys = {i: _grad_key(tensors[i]) for i in indices if not leaf[i]}
-        self.leaves = list(self.leaf_keys)
-        self.leaf_print = self._leaf_print(tensors)
-
-    def _leaf_print(self, tensors: list) -> tuple[list, list]:
-        """Which grad tensor each watched leaf holds, and their versions, read with C-level maps."""
-        leaves = tensors if len(self.leaves) == len(tensors) else list(map(tensors.__getitem__, self.leaves))
-        grads = _each(_GRAD, leaves, None)
-        return list(map(id, grads)), _versions(list(filter(_NOT_NONE, grads)))
-
-    def _rewatch(self, tensors: list, hits: set[int], leaf_print: tuple) -> None:
-        """Refresh the grad state of the positions that changed (leaf_print: read this step)."""
-        moved = False
-        for i in hits:
-            before = (i in self.leaf_keys, i in self.other_keys)
-            self.leaf_keys.pop(i, None)
-            self.other_keys.pop(i, None)
-            t = tensors[i]
-            if _read(_REQUIRES_GRAD, t, False) or _grad_key(t) is not None:
-                (self.leaf_keys if _read(_IS_LEAF, t, True) else self.other_keys)[i] = _grad_key(t)
-            moved |= before != (i in self.leaf_keys, i in self.other_keys)
-        if moved:
-            self.leaves = sorted(self.leaf_keys)
-            leaf_print = self._leaf_print(tensors)
-        self.leaf_print = leaf_print
-
-    def differs_from(self, old: _Group, tensors: list) -> list[int] | range:
-        """Positions that are new or changed compared with the group's previous state.
-
-        When the old names and objects are a prefix of the new ones (a list grew,
-        or shrank at the end), only the tail and what changed in the prefix count.
-        """
-        shared = min(len(self.names), len(old.names))
-        if not (
-            self.names[:shared] == old.names[:shared]
-            and self.ids[:shared] == old.ids[:shared]
-            and not any(map(is_not, map(call, old.refs[:shared]), tensors[:shared]))
-        ):
-            return range(len(self.names))
-        self.kept = shared
-        hits = set(range(shared, len(self.names)))
-        for mine, theirs in ((self.versions, old.versions), (self.requires_grad, old.requires_grad)):
-            if mine[:shared] != theirs[:shared]:
-                hits.update(_mismatches(mine[:shared], theirs[:shared]))
-        for mine, theirs in ((self, old), (old, self)):  # grads that appeared, changed or went
-            for keys in (mine.leaf_keys, mine.other_keys):
-                for i, key in keys.items():
-                    if i < shared and theirs.leaf_keys.get(i, theirs.other_keys.get(i)) != key:
-                        hits.add(i)
-        return sorted(hits)
-
-    def holds(self, names: list[str], tensors: list) -> bool:
-        """Same names for the very same objects as last step."""
-        if names is self.names:
-            return True  # a flat container's cached names: its identity was checked this step
-        return (
-            names == self.names
-            and len(tensors) == len(self.refs)
-            and not any(map(is_not, map(call, self.refs), tensors))
-        )
-
-    def changed_indices(self, tensors: list, requires_grad_may_change: bool = True) -> list[int]:
-        """Positions whose version, requires_grad or grad changed; updates the state."""
-        hits: set[int] = set()
-        versions = _versions(tensors)
-        if versions != self.versions:
-            hits.update(_mismatches(versions, self.versions))
-            self.versions = versions
-        # one C call answers "still none requires grad?" for plain data
-        if self.any_requires_grad or (requires_grad_may_change and torch._C._any_requires_grad(tensors)):
-            requires_grad = _each(_REQUIRES_GRAD, tensors, False)
-            if requires_grad != self.requires_grad:
-                hits.update(_mismatches(requires_grad, self.requires_grad))
-                self.requires_grad = requires_grad
-                self.any_requires_grad = any(requires_grad)
-        leaf_print = self._leaf_print(tensors)
-        if leaf_print != self.leaf_print:
-            hits.update(i for i, key in self.leaf_keys.items() if _grad_key(tensors[i]) != key)
-        hits.update(i for i, key in self.other_keys.items() if _grad_key(tensors[i]) != key)
-        if hits:
-            self._rewatch(tensors, hits, leaf_print)
-        return sorted(hits)
-
-
-class _Skipped:
-    """A namespace value left out of walks: skipped while the name holds this very object of this type."""
-
-    def __init__(self, value) -> None:
-        self.type = type(value)  # type() and weakref run no learner code; value.__class__ could
-        try:
-            self.ref, self.id = weakref.ref(value), None
-        except TypeError:
-            self.ref, self.id = None, id(value)
-
-    def holds(self, value) -> bool:
-        if type(value) is not self.type:
-            return False
-        return self.ref() is value if self.ref is not None else id(value) == self.id
-
-
-class _FlatCache:
-    """Names of a container holding only tensors, valid while it holds the same objects."""
-
-    def __init__(self, keys: list, names: list[str], tensors: list) -> None:
-        self.keys = keys
-        self.names = names
-        self.refs = list(map(weakref.ref, tensors))
-
-    def matches(self, keys: list, tensors: list) -> bool:
-        return (
-            len(tensors) == len(self.refs)
-            and keys == self.keys
-            and not any(map(is_not, map(call, self.refs), tensors))
-        )
-
-    def grown_names(self, path: str, tensors: list) -> list[str] | None:
-        """Names for a list that only had tensors appended since it was cached, else None."""
-        known = len(self.refs)
-        if self.keys is not None or len(tensors) <= known:
-            return None
-        if any(map(is_not, map(call, self.refs), tensors[:known])):
-            return None
-        return self.names + [f"{path}[{i}]" for i in range(known, len(tensors))]
-
-
-class _Walker:
-    """One walk of a namespace into ordered groups {key: (names, tensors)}."""
-
-    def __init__(self, flat: dict[str, _FlatCache], deadline: float = float("inf"),
-                 skipped: dict[str, _Skipped] | None = None) -> None:
-        self.flat = flat
-        self.skipped = {} if skipped is None else skipped  # pruned here: names gone or holding another object
-        self.current: str | None = None  # the namespace name being walked (what hung, if the walk does)
-        self.roots: dict[str, str] = {}  # group key -> the namespace name it lies under (not for plain runs)
-        self.seen_flat: set[str] = set()
-        self.groups: dict[str, tuple[list, list]] = {}
-        self.run: tuple[list, list] | None = None  # consecutive top-level tensors
-        self.deadline = deadline
-        self.visits = 0
-        self.open: list[str] = []       # groups being filled (dropped, half-filled, if the walk stops)
-        self.on_path: set[int] = set()  # containers being walked: one met again inside itself is a cycle
-        self.stopped_at: str | None = None  # where the time budget ran out
-
-    @property
-    def tensors_seen(self) -> int:
-        return sum(len(names) for names, _ in self.groups.values())
-
-    def walk(self, namespace: dict) -> dict[str, tuple[list, list]]:
-        skipped = self.skipped
-        for name in [name for name, skip in skipped.items() if not skip.holds(namespace.get(name, _GONE))]:
-            del skipped[name]  # gone, or holding another object: read again
-        try:
-            for name, value in list(namespace.items()):
-                # globals() may hold keys that are no names (globals()[123] = ...): nothing to show
-                if type(name) is not str or name.startswith("_") or name in SKIP_NAMES or (skipped and name in skipped):
-                    continue
-                self.current = name
-                if isinstance(value, torch.Tensor):
-                    if type(value) is torch.Tensor or type(value) is nn.Parameter:
-                        if self.run is None:
-                            self.run = self.groups.setdefault("\0" + name, ([], []))
-                        self.run[0].append(name)
-                        self.run[1].append(value)
-                    else:  # a subclass may run learner code when read: a group of its own tells it apart
-                        self.run = None
-                        self.groups["\0" + name] = ([name], [value])
-                        self.roots["\0" + name] = name
-                elif isinstance(value, (list, tuple, dict, nn.Module)):
-                    self.run = None
-                    self.visit(value, name, 0)
-            self.current = None
-        except _OutOfTime as stop:
-            self.current = None
-            self.stopped_at = stop.path
-            for key in self.open:
-                self.groups.pop(key, None)
-            return self.groups
-        for path in self.flat.keys() - self.seen_flat:
-            del self.flat[path]  # containers no longer reachable
-        return self.groups
-
-    def visit(self, value, path: str, depth: int) -> None:
-        self.visits += 1
-        if self.visits % CHECK_EVERY == 0 and time.perf_counter() > self.deadline:
-            raise _OutOfTime(path)
-        if isinstance(value, nn.Module):
-            names, tensors = self.groups.setdefault(path, ([], []))
-            self.roots[path] = self.current
-            self.open.append(path)
-            self.module(value, path, names, tensors, 0)
-            self.open.pop()
-        elif depth < MAX_DEPTH and id(value) not in self.on_path:
-            self.on_path.add(id(value))
-            if isinstance(value, dict):
-                keys = [k for k in value if type(k) in _KEY_TYPES][:MAX_WIDTH]
-                self.container(path, keys, [value[k] for k in keys], depth)
-            elif isinstance(value, (list, tuple)):
-                items = value if len(value) <= MAX_WIDTH else value[:MAX_WIDTH]
-                self.container(path, None, list(items), depth)
-            self.on_path.discard(id(value))
-
-    def container(self, path: str, keys: list | None, items: list, depth: int) -> None:
-        """Elements of a list/tuple (keys None) or dict; all-tensor ones are cached by identity."""
-        cached = self.flat.get(path)
-        self.roots[path] = self.current
-        if cached is not None and cached.matches(keys, items):
-            self.seen_flat.add(path)
-            self.groups[path] = (cached.names, items)
-            return
-        types = set(map(type, items))
-        if not any(issubclass(t, (torch.Tensor, list, tuple, dict, nn.Module)) for t in types):
-            return  # numbers, strings, ...: nothing to show
-        labels = range(len(items)) if keys is None else keys
-        if all(issubclass(t, torch.Tensor) for t in types):
-            names = cached and cached.grown_names(path, items) or [f"{path}[{label!r}]" for label in labels]
-            self.flat[path] = _FlatCache(keys, names, items)
-            self.seen_flat.add(path)
-            self.groups[path] = (names, items)
-            return
-        names, tensors = self.groups.setdefault(path, ([], []))
-        self.open.append(path)
-        for label, item in zip(labels, items):
-            if isinstance(item, torch.Tensor):
-                names.append(f"{path}[{label!r}]")
-                tensors.append(item)
-            elif isinstance(item, (list, tuple, dict, nn.Module)):
-                self.visit(item, f"{path}[{label!r}]", depth + 1)
-        self.open.pop()
-
-    def module(self, module: nn.Module, path: str, names: list, tensors: list, depth: int) -> None:
-        """Parameters, buffers and tensor attributes of a module and its submodules, in order."""
-        for key, value in chain(module._parameters.items(), module._buffers.items(), vars(module).items()):
-            if isinstance(value, torch.Tensor) and not key.startswith("_"):
-                names.append(_member(module, path, key))
-                tensors.append(value)
-        if depth < MAX_MODULE_DEPTH:
-            for key, child in module._modules.items():
-                if child is not None:
-                    self.module(child, _member(module, path, key), names, tensors, depth + 1)
-
-
-class _OutOfTime(Exception):
-    """The walk ran past the step's time budget at `path`."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__(path)
-        self.path = path
-
-
-def _member(module: nn.Module, path: str, key: str) -> str:
-    """How a learner writes a module's member: model[0], blocks['a'], net.fc."""
-    if isinstance(module, _INDEXED_MODULES) and key.isdigit():
-        return f"{path}[{key}]"
-    if isinstance(module, _KEYED_MODULES):
-        return f"{path}[{key!r}]"
-    if key.isidentifier():
-        return f"{path}.{key}"
-    return f"getattr({path}, {key!r})"

@@ -22,7 +22,9 @@ import itertools
 import torch
 
 from gradrepl.kernel.inspect.graph import UNNAMED_LEAF
+from gradrepl.kernel.inspect.made_by import made_by
 from gradrepl.kernel.inspect.saved import reachable
+from gradrepl.kernel.inspect.story import Story
 from gradrepl.kernel.inspect.summary import summarize
 
 MAX_NODES = 500    # nodes hooked and listed per backward; the rest run unrecorded
@@ -31,7 +33,11 @@ ACCUMULATE = "AccumulateGrad"
 
 
 class TraceError(Exception):
-    """A trace that cannot start, in words for the learner."""
+    """A trace that cannot start: a code and the names its words need (views/remarks.REQUEST_ERRORS)."""
+
+    def __init__(self, code: str, **names) -> None:
+        super().__init__(code)
+        self.code, self.names = code, names
 
 
 class BackwardRecorder:
@@ -45,12 +51,16 @@ class BackwardRecorder:
         self.ids = {node: f"n{index}" for index, node in enumerate(self.nodes)}
         self.records = {node: {"id": self.ids[node], "name": type(node).__name__,
                                "next": [self.ids[child] for child, _ in node.next_functions if child in self.ids],
-                               "grad_outputs": None, "grad_inputs": None} for node in self.nodes}
+                               "grad_outputs": None, "grad_inputs": None, "made_by": None,
+                               "formulas": None} for node in self.nodes}
         self.leaves = []
         for node in self.nodes:
             if type(node).__name__ == ACCUMULATE:
                 self.records[node]["leaf"] = names.get(id(node.variable), UNNAMED_LEAF)
                 self.leaves.append(node.variable)
+            else:
+                self.records[node]["made_by"] = made_by(node)
+        self.story = Story(self.nodes, self.records, names)
         self.ran: list = []
         self._handles: list = []
 
@@ -74,6 +84,7 @@ class BackwardRecorder:
 
     def _leave(self, node, grad_inputs, grad_outputs):
         self.records[node]["grad_inputs"] = _summaries(grad_inputs)
+        self.story.check(node, grad_inputs, grad_outputs)  # now: the node's saved values are freed after it runs
 
     def _accumulate(self, node, grad):
         if self.records[node]["grad_outputs"] is None:  # the hook of a leaf reached twice fires once
@@ -84,12 +95,12 @@ class BackwardRecorder:
         """The trace: executed nodes by order (from 1), then any node the engine did not run."""
         order = itertools.count(1)
         ran = set(self.ran)
+        self.story.tell()
         nodes = [{"order": next(order), **self.records[node]} for node in self.ran]
         nodes += [{"order": None, **self.records[node]} for node in self.nodes if node not in ran]
         trace = {"root": self.root_name, "nodes": nodes, "capped": self.capped, "note": None}
         if self.capped:
-            trace["note"] = (f"the graph has more than {len(self.nodes)} nodes: the {len(self.nodes)} nearest "
-                             "the root are traced, the rest ran unrecorded")
+            trace["note"] = {"code": "trace_capped", "names": {"nodes": len(self.nodes)}}  # views/remarks.py
         return trace
 
 
@@ -115,13 +126,10 @@ def preview(t: torch.Tensor, name: str, names: dict[int, str], retained: list[to
     """
     if t.grad_fn is None:
         if t.requires_grad:
-            raise TraceError(f"{name} is a leaf: no operation made it, so backward from it runs no node. "
-                             f"Trace a result computed from {name} instead.")
-        raise TraceError(f"{name} does not require grad: autograd recorded no graph behind it.")
+            raise TraceError("trace_leaf", name=name)
+        raise TraceError("trace_untracked", name=name)
     if t.numel() != 1:
-        raise TraceError(f"{name} has shape {list(t.shape)}, not one number: backward needs a scalar to start "
-                         f"from. Trace a sum instead (s = {name}.sum(), then %trace s), or trace the "
-                         f"statement with a gradient argument: %trace {name}.backward(torch.ones_like({name}))")
+        raise TraceError("trace_not_scalar", name=name, shape=list(t.shape))
     kept = [(tensor, tensor.grad) for tensor in retained]
     with BackwardRecorder([t.grad_fn], names, name, limit) as recorder:
         try:
@@ -130,10 +138,8 @@ def preview(t: torch.Tensor, name: str, names: dict[int, str], retained: list[to
             torch.autograd.grad(t, leaves, retain_graph=True, allow_unused=True)
         except RuntimeError as exc:
             if "second time" in str(exc):
-                raise TraceError(f"backward already ran through {name}'s graph and freed what it saved, so it "
-                                 f"cannot run again. Compute {name} again, or call backward(retain_graph=True) "
-                                 "to keep the graph.") from None
-            raise TraceError(f"backward from {name} failed: {exc}") from None
+                raise TraceError("trace_freed", name=name) from None
+            raise TraceError("trace_failed", name=name, error=str(exc)) from None
         finally:
             for tensor, grad in kept:
                 tensor.grad = grad
@@ -192,7 +198,7 @@ class StepTraces:
     def result(self) -> dict:
         note = None
         if self.untraced:
-            note = f"{self.untraced} more backward call(s) ran untraced (only the first {MAX_PASSES} are recorded)"
+            note = {"code": "traces_untraced", "names": {"calls": self.untraced, "kept": MAX_PASSES}}
         return {"traces": self.traces, "note": note}
 
 

@@ -12,18 +12,15 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import re
 import resource
 import signal
 import site
-import socket
 import sys
-import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-from gradrepl.kernel import import_path
-from gradrepl.kernel.machine import default_disk_limit, default_memory_limit  # noqa: F401 (the sandbox's API)
+from gradrepl.host import import_path
+from gradrepl.host.budgets import size_text
 from gradrepl.kernel.sandbox import capabilities, landlock, mounts, seccomp
 from gradrepl.kernel.sandbox import threads as thread_bound  # ("threads" is a count in apply)
 
@@ -42,8 +39,6 @@ LESSONS_ENV = "GRADREPL_LESSONS"
 OPEN_FILES = 1024            # RLIMIT_NOFILE: plenty for a REPL, bounded for a runaway loop
 MALLOC_ARENAS = 2            # fewer arenas keep virtual size close to real use under RLIMIT_AS
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(?:i?b)?|b)?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -77,17 +72,6 @@ def readable_folders(policy: Policy) -> list[str]:
     places = [*sorted(python), user_site, package, *course, *policy.readable, *SYSTEM_READABLE]
     return list(dict.fromkeys(os.path.realpath(p) if not p.startswith("/proc/") else p
                               for p in places if p and os.path.exists(p)))
-
-
-def parse_size(text: str) -> int:
-    """A size such as "2G", "512M", "1.5g", "800000" or "64KiB" -> bytes (powers of 1024)."""
-    match = _SIZE.fullmatch(text.strip())
-    if not match:
-        raise ValueError(f"invalid size {text!r}: use a number with an optional unit K, M, G or T, e.g. 2G or 512M")
-    value = float(match.group(1)) * _SIZE_UNITS[(match.group(2) or "").lower()]
-    if value < 1:
-        raise ValueError(f"invalid size {text!r}: must be at least one byte")
-    return int(value)
 
 
 def apply(policy: Policy) -> dict[str, dict]:
@@ -142,69 +126,11 @@ def apply(policy: Policy) -> dict[str, dict]:
                                     "; missing: SysV shared memory is not capped without the syscall filter")
     layer("import_path", lambda: import_path.confined([policy.scratch_dir] + _existing(policy.workspace),
                                                       landlocked=report["files"]["active"]))
-    _applied.update(policy=policy, report=report)
+    applied.update(policy=policy, report=report)
     return report
 
 
-_applied: dict = {}                  # the policy and report of this process, for explain()
-# Words in the failing frames (file, function, line) that tell which layer refused.
-_PROCESS_WORDS = ("fork", "exec", "spawn", "subprocess", "popen", "system(", "multiprocessing", "dataloader")
-_NETWORK_WORDS = ("socket", "connect", "urlopen", "http", "requests")
-
-
-def explain(exc: BaseException) -> str | None:
-    """Words for an error the sandbox caused in learner code, or None if it is not one of ours."""
-    if not _applied:
-        return None
-    policy, report = _applied["policy"], _applied["report"]
-    reason = getattr(exc, "reason", None)              # urllib wraps the socket error
-    if isinstance(reason, BaseException) and reason is not exc:
-        return explain(reason)
-    network = report["network"]["active"]
-    if network and isinstance(exc, socket.gaierror):
-        return ("The tutor's kernel has no network, so host names cannot be looked up and nothing can be "
-                "downloaded (start gradrepl with --allow-network to allow it).")
-    if isinstance(exc, OSError) and exc.errno == errno.EROFS and report["mounts"]["active"]:
-        places = " or ".join([policy.scratch_dir] + ([policy.workspace] if policy.workspace else []))
-        return (f"Outside {places} (the current folder) files are read-only for learner code: nothing there "
-                "can be written, and no permissions, owners, times or extended attributes changed. "
-                "Relative paths like 'model.pt' work.")
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC and report["disk"]["active"]:
-        files = _files_if_all_used(policy.scratch_dir)
-        if files is not None:
-            return (f"The scratch folder {policy.scratch_dir} holds at most {files:,} files and folders in all "
-                    f"(one per {mounts.BYTES_PER_INODE >> 10} KiB of --disk-limit), and every one is used. "
-                    "Delete files you no longer need (os.remove, shutil.rmtree) or start gradrepl with a larger "
-                    "--disk-limit.")
-        return (f"The scratch folder {policy.scratch_dir} is full: it holds at most its --disk-limit in total. "
-                "Delete files you no longer need (os.remove) or start gradrepl with a larger --disk-limit.")
-    if type(exc) is RuntimeError and "can't start new thread" in str(exc) and report["threads"]["active"] \
-            and thread_count() >= thread_bound.THREAD_LIMIT - 1:
-        return (f"The kernel runs at most {thread_bound.THREAD_LIMIT} threads at once, and no other could start. "
-                "Let threads you no longer need finish (thread.join()), or start fewer.")
-    if not isinstance(exc, PermissionError):
-        return None
-    if exc.filename and report["files"]["active"]:
-        places = " or ".join([policy.scratch_dir] + ([policy.workspace] if policy.workspace else []))
-        if not _beneath(str(exc.filename), _applied.get("readable", []) + [policy.scratch_dir, policy.workspace]):
-            return (f"Reads are limited too: learner code may read only Python and its libraries, the course, "
-                    f"and {places}; not your home folder, other terminals or system secrets. "
-                    f"Files you make go in {places} (the current folder).")
-        return (f"Learner code may write files only in {places} (the current folder), so relative paths "
-                f"like 'model.pt' work; elsewhere files can only be read.")
-    frames = traceback.extract_tb(exc.__traceback__)
-    text = " ".join(f"{frame.filename} {frame.name} {frame.line}" for frame in frames).lower()
-    if report["syscalls"]["active"] and any(word in text for word in _PROCESS_WORDS):
-        return ("Learner code cannot start programs or new processes in the tutor's kernel (threads work). "
-                "For a DataLoader, use num_workers=0.")
-    if network and any(word in text for word in _NETWORK_WORDS):
-        return ("The tutor's kernel has no network: connections fail at once, to any address "
-                "(start gradrepl with --allow-network to allow it).")
-    if report["syscalls"]["active"] and exc.errno == errno.EPERM and not exc.filename:
-        return ("The sandbox refused this operation: learner code cannot start programs, signal other "
-                "processes, change the kernel's limits, watch files (inotify, fanotify), make SysV shared "
-                "memory, or open UNIX sockets (only internet ones, with --allow-network).")
-    return None
+applied: dict = {}  # the policy and report of this process, for refusals.refusal()
 
 
 def _inode_cap(scratch_dir: str, own_tmpfs: bool) -> dict:
@@ -218,23 +144,6 @@ def _inode_cap(scratch_dir: str, own_tmpfs: bool) -> dict:
         return {"active": False, "detail": _reason(exc)}
     return {"active": True, "detail": f"scratch holds at most {files:,} files and folders in all: each costs "
                                       "kernel memory no size limit counts"}
-
-
-def _files_if_all_used(scratch_dir: str) -> int | None:
-    """Scratch's cap on files when no file is left (an ENOSPC from inodes, not bytes), else None."""
-    try:
-        state = os.statvfs(scratch_dir)
-    except OSError:
-        return None
-    return state.f_files if state.f_files and not state.f_ffree else None
-
-
-def _beneath(path: str, folders: list) -> bool:
-    try:
-        path = os.path.realpath(path)
-    except (OSError, ValueError):
-        return False
-    return any(folder and import_path.within(path, folder) for folder in folders)
 
 
 def _network_report(namespace: dict, netns: bool, filtered: bool) -> dict:
@@ -342,7 +251,7 @@ def _file_limits(file_size: int) -> str:
     resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return f"open files {files}, file size {_human(file_size)}, core dumps off"
+    return f"open files {files}, file size {size_text(file_size)}, core dumps off"
 
 
 def _address_space(budget: int) -> str:
@@ -355,7 +264,7 @@ def _address_space(budget: int) -> str:
     current = _vm_size()
     limit = current + budget
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return f"address space {_human(limit)} = kernel {_human(current)} + budget {_human(budget)}{arenas}"
+    return f"address space {size_text(limit)} = kernel {size_text(current)} + budget {size_text(budget)}{arenas}"
 
 
 def address_space_reached(slack: int = 1 << 20) -> bool:
@@ -400,7 +309,7 @@ def _landlock(policy: Policy, threads: int) -> tuple[dict, dict]:
     """The "files" and "signals" layers: one Landlock ruleset enforces both."""
     writable = [policy.scratch_dir] + _existing(policy.workspace)
     readable = readable_folders(policy)
-    _applied["readable"] = readable
+    applied["readable"] = readable
     try:
         outcome = landlock.restrict(writable, readable, deny_network=not policy.allow_network)
     except OSError as exc:
@@ -421,10 +330,3 @@ def _landlock(policy: Policy, threads: int) -> tuple[dict, dict]:
     if outcome.signals_scoped:
         return files, {"active": True, "detail": "signals only within the kernel (Landlock scope)"}
     return files, {"active": False, "detail": f"missing: needs Landlock ABI 6 (Linux 6.12), this one has {outcome.abi}"}
-
-
-def _human(size: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} B"

@@ -13,15 +13,15 @@ from functools import lru_cache
 import sympy
 import torch
 
+from gradrepl.kernel.symbolic.derivatives import derivative
 from gradrepl.kernel.symbolic.expr import Parsed, relu, sigmoid
-from gradrepl.kernel.symbolic.shadow import MAX_CALLS
+from gradrepl.kernel.symbolic.limits import MAX_CALLS, problem
 
 # symbolic vs autograd: both exact up to float64 rounding
 RTOL, ATOL = 1e-7, 1e-9
 # symbolic vs central difference: the difference quotient itself has an error of about h**2
 NUMERIC_RTOL, NUMERIC_ATOL = 1e-5, 1e-6
 STEP = 1e-5  # h, scaled by max(1, |x|)
-SIMPLIFY_LIMIT = 200  # count_ops above which the derivative is shown as sympy.diff gives it
 
 
 def _tensor_function(fn):
@@ -44,7 +44,12 @@ TORCH_NAMESPACE.update(pi=math.pi, e=math.e, E=math.e)
 
 
 class PointError(ValueError):
-    """The point does not give exactly the expression's variables a real value."""
+    """The point does not give exactly the expression's variables a real value: a code and names
+    (views/remarks.PARSE_ERRORS)."""
+
+    def __init__(self, code: str, **names) -> None:
+        super().__init__(code)
+        self.code, self.names = code, names
 
 
 def tolerance() -> dict:
@@ -57,23 +62,6 @@ def tolerance() -> dict:
 
 def close(a: float, b: float, rtol: float, atol: float) -> bool:
     return abs(a - b) <= atol + rtol * max(abs(a), abs(b))
-
-
-def derivative(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
-    """d expr / d var in the plainest of a few cheap forms (never sympy.simplify: it can take seconds)."""
-    return _derivative(expr, var)
-
-
-@lru_cache(maxsize=512)
-def _derivative(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
-    d = sympy.diff(expr, var)
-    if sympy.count_ops(d) > SIMPLIFY_LIMIT:
-        return d
-    # sympy.simplify() takes up to seconds (tanh) and likes Piecewise; these cheap forms read as well.
-    candidates = [d, sympy.factor_terms(d)]
-    if not d.atoms(sympy.Function):
-        candidates.append(sympy.cancel(d))  # rational functions: (x**2 - 1)/(x - 1) has slope 1
-    return min(candidates, key=sympy.count_ops)
 
 
 @lru_cache(maxsize=256)
@@ -135,7 +123,8 @@ def corners(expr: sympy.Expr, var: sympy.Symbol, point: dict) -> list[str]:
 
 
 def check(parsed: Parsed, point: dict[str, float]) -> dict:
-    """The expression-mode result: formula, and per variable the three derivatives and a verdict."""
+    """The expression-mode result at a point: formula, and per variable the three derivatives and a
+    verdict (without a point, checks.check_expression answers with derivatives.symbolic_only)."""
     names = [str(v) for v in parsed.variables]
     _check_point(names, point)
     at = {v: float(point[str(v)]) for v in parsed.variables}
@@ -170,12 +159,12 @@ def _check_point(names: list[str], point: dict[str, float]) -> None:
     extra = [n for n in point if n not in names]
     if missing:
         example = ",".join(f"{n}=1" for n in names)
-        raise PointError(f"no value for {', '.join(missing)}: give every variable a value, like --at {example}")
+        raise PointError("point_missing", missing=", ".join(missing), example=example)
     if extra:
-        raise PointError(f"the expression does not use {', '.join(extra)}")
+        raise PointError("point_extra", extra=", ".join(extra))
     for name, value in point.items():
         if not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise PointError(f"{name} must be a finite number, got {value!r}")
+            raise PointError("point_not_finite", name=name, value=repr(value))
 
 
 def _finite(x: float) -> float | None:
@@ -183,30 +172,40 @@ def _finite(x: float) -> float | None:
 
 
 def _verdict(expr, var, at, f_value, entry) -> dict:
-    """agree / disagree / undefined, and a note in words when it is not a plain agree."""
+    """agree / disagree / undefined, and a note (a code and its names, worded by views/check.py) when it
+    is not a plain agree."""
     symbolic, auto, numeric = entry["symbolic_value"], entry["autograd"], entry["numeric"]
     if f_value is None:
         return {"agree": None, "status": "undefined", "exists": False,
-                "note": "the expression is not a finite real number here (in float64)"}
+                **_note("not_finite")}
     kinks = corners(expr, var, at)
     absolute = [k for k in kinks if k.startswith("abs")]
     if absolute:
         return {"agree": None, "status": "undefined", "exists": False,
-                "note": f"{absolute[0]} has a corner here: the derivative does not exist (autograd uses 0)"}
+                **_note("corner_no_derivative", function=absolute[0])}
     if symbolic is None:
-        return {"agree": None, "status": "undefined", "exists": False,
-                "note": "the derivative is infinite or undefined at this point"}
-    note = f"{kinks[0]} has a corner here; like autograd, its slope there is taken as 0" if kinks else None
+        return {"agree": None, "status": "undefined", "exists": False, **_note("undefined")}
+    note = _note("corner_taken_as_zero", function=kinks[0]) if kinks else _note(None)
     if auto is None:
         return {"agree": False, "status": "disagree", "exists": True,
-                "note": "autograd gives inf or nan here: float64 overflowed (or divided 0 by 0) on the way"}
+                **_note("autograd_not_finite")}
     if not close(symbolic, auto, RTOL, ATOL):
         return {"agree": False, "status": "disagree", "exists": True,
-                "note": "autograd differs from the symbolic derivative"}
+                **_note("autograd_differs")}
     if not kinks and (numeric is None or not close(symbolic, numeric, NUMERIC_RTOL, NUMERIC_ATOL)):
         # calculus and autograd agree; the difference quotient is the approximation that failed
-        note = f"the central difference is off (step {STEP:g}): the function changes sharply near this point"
-    return {"agree": True, "status": "agree", "exists": True, "note": note}
+        note = _note("central_difference_off", step=f"{STEP:g}")
+    return {"agree": True, "status": "agree", "exists": True, **note}
+
+
+def _problem(found: tuple[str, dict]) -> dict:
+    """Why a tensor has no formula, as the check sends it (views/check.py words it into "problem")."""
+    return {"problem_code": found[0], "problem_names": found[1] or None}
+
+
+def _note(code: str | None, **names: str) -> dict:
+    """A check's note as data: its code and the names its words need (views/check.py says it)."""
+    return {"note_code": code, "note_names": names or None}
 
 
 # -- equivalence (lessons' `derive` questions) -------------------------------------------
@@ -235,29 +234,30 @@ def same_function(a: sympy.Expr, b: sympy.Expr) -> bool:
 def check_live(namespace: dict, name: str, resolve) -> dict:
     """y's formula from the shadow, its symbolic gradient per leaf, and what each leaf's .grad holds."""
     from gradrepl.kernel.symbolic import shadow as shadows
+    from gradrepl.kernel.symbolic.formula import to_sympy
 
     tensor = resolve(name) if name else None
     if not isinstance(tensor, torch.Tensor):
-        what = "no tensor" if tensor is None else f"{type(tensor).__name__}, not a tensor"
-        return {"error": {"message": f"{name or '(nothing)'}: {what}; %check takes the name of a tensor", "column": None}}
+        found = {} if tensor is None else {"type": type(tensor).__name__}
+        return {"error": {"code": "not_a_tensor", "names": {"name": name or "(nothing)", **found}, "column": None}}
     base = {"name": name, "kind": "tensor", "shape": list(tensor.shape)}
     if not tensor.requires_grad:
-        return {**base, "problem": "does not require grad: to autograd it is a constant, with no gradient to check"}
+        return {**base, **_problem(problem("constant"))}
     if tensor.grad_fn is None:
-        return {**base, "problem": "is a leaf: its formula is itself. %check a tensor computed from it"}
+        return {**base, **_problem(problem("leaf"))}
     recorder = shadows.RECORDER
     shadow = recorder.shadow_of(tensor)
     if shadow.formula is None:
-        return {**base, "problem": shadow.problem}
-    elements = [shadows.to_sympy(f, recorder) for f in shadow.formula.reshape(-1).tolist()]
+        return {**base, **_problem(shadow.problem)}
+    elements = [to_sympy(f, recorder) for f in shadow.formula.reshape(-1).tolist()]
     names = _leaf_names(namespace, recorder, elements)
     rename = {s: named[1] for s, named in names.items()}
     mismatch = _reproduces(elements, tensor, recorder)
     if mismatch:
-        return {**base, "problem": mismatch}
+        return {**base, **_problem(mismatch)}
     entry = _own_backward(recorder, tensor)
     scalar = tensor.numel() == 1
-    target = shadows.to_sympy(entry.formula, recorder) if entry is not None and entry.formula is not None \
+    target = to_sympy(entry.formula, recorder) if entry is not None and entry.formula is not None \
         else sympy.Add(*elements)
     result = {
         **base,
@@ -265,7 +265,7 @@ def check_live(namespace: dict, name: str, resolve) -> dict:
         "of": None if scalar else (f"{name}.backward(gradient)" if entry is not None else
                                    f"{name}.sum() (what {name}.backward(torch.ones_like({name})) gives)"),
         "leaves": [],
-        "notes": [],
+        "remarks": [],  # codes with names, as _note's: views/check.py words them
     }
     for leaf, symbols in _group_by_leaf(names).items():
         result["leaves"].append(_leaf_check(recorder, leaf, symbols, names, rename, target, entry, tensor, name))
@@ -273,7 +273,7 @@ def check_live(namespace: dict, name: str, resolve) -> dict:
     result["agree"] = False if "disagree" in statuses else (True if statuses and all(
         s in ("agree", "accumulated") for s in statuses) else None)
     if entry is None and recorder.shadows.get(tensor) is not None:
-        result["notes"].append(f"{name}.backward() has not been called: the expected column is what it would give")
+        result["remarks"].append(_note("backward_not_called", name=name))
     return result
 
 
@@ -346,15 +346,14 @@ def _point(recorder, expr: sympy.Expr) -> dict:
     return {s: recorder.symbols[s].value for s in expr.free_symbols if s in recorder.symbols}
 
 
-def _reproduces(elements: list, tensor: torch.Tensor, recorder) -> str | None:
+def _reproduces(elements: list, tensor: torch.Tensor, recorder) -> tuple[str, dict] | None:
     """The safety net: the formula must give the tensor's own values, or we do not show it."""
     actual = tensor.detach().to(torch.float64).reshape(-1).tolist()
     tol = FLOAT_TOLERANCE_BY_DTYPE.get(tensor.dtype, 1e-4)
     for element, value in zip(elements, actual):
         computed = value_at(element, _point(recorder, element))
         if computed is None or not close(computed, value, tol, tol):
-            return ("the recorded formula does not reproduce its value (it was changed by something "
-                    "the shadow does not follow), so no formula is shown")
+            return problem("does_not_reproduce")
     return None
 
 
@@ -411,53 +410,51 @@ def _leaf_check(recorder, leaf, symbols, names, rename, target, entry, tensor, n
         })
     status, note = _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name)
     return {"name": leaf_name, "shape": list(leaf.shape), "grad": None if grad is None else grad.reshape(-1).tolist(),
-            "elements": elements, "status": status, "note": note}
+            "elements": elements, "status": status, **note}
 
 
 def _grad_status(recorder, leaf, grad, elements, entry, name, leaf_name):
-    """What the leaf's .grad says about the derivative, in one status and (when needed) words."""
+    """What the leaf's .grad says about the derivative: a status and (when needed) a note, as _note's."""
     tol = FLOAT_TOLERANCE_BY_DTYPE.get(leaf.dtype, 1e-4)
     expected = [e["expected"] for e in elements]
     if any(v is None for v in expected):
-        return "undefined", "the derivative is infinite or undefined at this point"
+        return "undefined", _note("undefined")
     shown = ", ".join(f"{v:.6g}" for v in expected)
+    names = {"leaf": leaf_name, "name": name, "gives": shown}
     if grad is None:
-        return "pending", f"{leaf_name}.grad is None; {name}.backward() will make it {shown}"
+        return "pending", _note("pending_none", **names)
     current = [e["grad"] for e in elements]
     history = recorder.grad_history.get(leaf) or []
     if entry is None or entry not in history:
         if not any(current):
-            return "pending", f"{leaf_name}.grad is zero; {name}.backward() will make it {shown}"
+            return "pending", _note("pending_zero", **names)
         added = ", ".join(f"{g + e:.6g}" for g, e in zip(current, expected))
-        return "pending", (f"{leaf_name}.grad already holds gradients from other backward calls; "
-                           f"{name}.backward() would add {shown} to them, giving {added}")
-    untraced = (f"{leaf_name}.grad may also hold gradients from a step too long to trace (more than "
-                f"{MAX_CALLS:,} torch calls), so it cannot be compared; {name} alone gives {shown}")
+        return "pending", _note("pending_added", **names, giving=added)
+    untraced = _note("untraced", **names, limit=f"{MAX_CALLS:,}")
     if len(history) == 1:
         if all(close(g, e, tol, tol) for g, e in zip(current, expected)):
-            return "agree", None
+            return "agree", _note(None)
         if not any(current):
-            return "cleared", f"{leaf_name}.grad was cleared after {name}.backward(), which gave {shown}"
+            return "cleared", _note("cleared", **names)
         if recorder.cuts != history[-1].cuts:
             return "untraced", untraced
-        return "disagree", f"{leaf_name}.grad differs from the derivative"
+        return "disagree", _note("grad_differs", **names)
     totals = _history_totals(recorder, history, leaf, elements)
-    words = (f"{leaf_name}.grad holds gradients accumulated over {len(history)} backward calls since it was "
-             f"last cleared: {name} alone gives {shown}")
+    names["calls"] = str(len(history))
     if totals is None:
-        return "accumulated", words + "; some of those calls were not traced"
+        return "accumulated", _note("accumulated_partly_traced", **names)
     if not any(current) and any(totals):
-        return "cleared", f"{leaf_name}.grad was cleared after {name}.backward(), which gave {shown}"
+        return "cleared", _note("cleared", **names)
     agree = all(close(g, t, tol, tol) for g, t in zip(current, totals))
     if not agree and recorder.cuts != history[-1].cuts:
         return "untraced", untraced
-    words += f", the sum is {', '.join(f'{t:.6g}' for t in totals)}. Clear it (.grad = None or .zero_()) before each backward"
-    return ("accumulated" if agree else "disagree"), words
+    return ("accumulated" if agree else "disagree"), _note("accumulated", **names,
+                                                           total=", ".join(f"{t:.6g}" for t in totals))
 
 
 def _history_totals(recorder, history, leaf, elements) -> list[float] | None:
     """What .grad should hold after every logged backward since it was last cleared."""
-    from gradrepl.kernel.symbolic.shadow import to_sympy
+    from gradrepl.kernel.symbolic.formula import to_sympy
 
     if any(entry.formula is None for entry in history):
         return None

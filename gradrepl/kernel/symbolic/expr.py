@@ -101,53 +101,16 @@ _BINARY = {
     ast.Div: lambda a, b: a / b,
 }
 
-# What a refused node is called in the message.
-_NODE_WORDS = {
-    ast.Lambda: "lambda",
-    ast.ListComp: "comprehensions",
-    ast.SetComp: "comprehensions",
-    ast.DictComp: "comprehensions",
-    ast.GeneratorExp: "comprehensions",
-    ast.Compare: "comparisons",
-    ast.BoolOp: "'and'/'or'",
-    ast.IfExp: "'if ... else'",
-    ast.List: "lists",
-    ast.Tuple: "tuples (a ',' outside a call)",
-    ast.Dict: "dicts",
-    ast.Set: "sets",
-    ast.Starred: "'*' unpacking",
-    ast.NamedExpr: "':='",
-    ast.JoinedStr: "strings",
-    ast.Await: "'await'",
-    ast.Yield: "'yield'",
-}
-_OP_WORDS = {
-    ast.FloorDiv: "'//'",
-    ast.Mod: "'%'",
-    ast.MatMult: "'@'",
-    ast.BitXor: "'^' here",
-    ast.BitAnd: "'&'",
-    ast.BitOr: "'|'",
-    ast.LShift: "'<<'",
-    ast.RShift: "'>>'",
-    ast.Invert: "'~'",
-    ast.Not: "'not'",
-}
-
-
 class ExprError(ValueError):
-    """Input that cannot be parsed or is not allowed; column is 1-based in the learner's text."""
+    """Input that cannot be parsed or is not allowed: a code and the names its words need
+    (views/remarks.PARSE_ERRORS says them); column is 1-based in the learner's text."""
 
-    def __init__(self, message: str, column: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.column = column
-
-    def __str__(self) -> str:
-        return f"{self.message} (column {self.column})" if self.column else self.message
+    def __init__(self, code: str, column: int | None = None, **names):
+        super().__init__(code)
+        self.code, self.column, self.names = code, column, names
 
     def to_json(self) -> dict:
-        return {"message": self.message, "column": self.column}
+        return {"code": self.code, "names": self.names, "column": self.column}
 
 
 @dataclass(frozen=True)
@@ -167,16 +130,16 @@ def parse(text: str) -> Parsed:
     if text in _cache:
         return _cache[text]
     if len(text) > MAX_LENGTH:
-        raise ExprError(f"the expression is too long ({len(text)} characters; the limit is {MAX_LENGTH})", MAX_LENGTH + 1)
+        raise ExprError("too_long", MAX_LENGTH + 1, length=len(text), limit=MAX_LENGTH)
     if not text.strip():
-        raise ExprError("the expression is empty", 1)
+        raise ExprError("empty", 1)
     source, columns = _friendly(text)
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         if not exc.offset:  # Python reports the end of input as offset 0
-            raise ExprError("the expression ends too early", len(text.rstrip()) + 1) from None
-        raise ExprError(f"cannot parse this: {exc.msg}", _original_column(columns, exc.offset)) from None
+            raise ExprError("ends_early", len(text.rstrip()) + 1) from None
+        raise ExprError("cannot_parse", _original_column(columns, exc.offset), why=exc.msg) from None
     builder = _Builder(source, columns)
     expr = builder.build(tree.body)
     parsed = Parsed(text, expr, tuple(builder.variables.values()))
@@ -233,7 +196,8 @@ class _Builder:
         return _original_column(self.columns, getattr(node, "col_offset", -1) + 1)
 
     def refuse(self, node: ast.AST, what: str) -> ExprError:
-        return ExprError(f"not allowed: {what}", self.column(node))
+        """`what`: the refused node's class (Lambda, ListComp ...) or a kind of its own (str, call_result)."""
+        return ExprError("not_allowed", self.column(node), what=what)
 
     def build(self, node: ast.AST) -> sympy.Expr:
         if isinstance(node, ast.Constant):
@@ -246,7 +210,7 @@ class _Builder:
                 return -operand
             if isinstance(node.op, ast.UAdd):
                 return operand
-            raise self.refuse(node, _OP_WORDS.get(type(node.op), type(node.op).__name__))
+            raise self.refuse(node, type(node.op).__name__)
         if isinstance(node, ast.BinOp):
             return self.binary(node)
         if isinstance(node, ast.Call):
@@ -254,27 +218,28 @@ class _Builder:
         if isinstance(node, ast.Attribute):
             raise self.attribute(node)
         if isinstance(node, ast.Subscript):
-            raise ExprError("not allowed: subscripts ('[...]')", self.after(node.value))
-        raise self.refuse(node, _NODE_WORDS.get(type(node), f"'{type(node).__name__}'"))
+            raise ExprError("not_allowed", self.after(node.value), what="Subscript")
+        raise self.refuse(node, type(node).__name__)
 
     def number(self, node: ast.Constant) -> sympy.Expr:
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            kind = "strings" if isinstance(value, (str, bytes)) else f"the constant {value!r}"
-            raise self.refuse(node, kind)
+            if isinstance(value, (str, bytes)):
+                raise self.refuse(node, "str")
+            raise ExprError("not_allowed_constant", self.column(node), value=repr(value))
         if isinstance(value, int):
             return sympy.Integer(value)
         if not math.isfinite(value):
-            raise ExprError("this number is too large", self.column(node))
+            raise ExprError("too_large", self.column(node))
         return sympy.Rational(repr(value))  # exact decimal: 0.1 stays 1/10
 
     def name(self, node: ast.Name) -> sympy.Expr:
         if node.id in CONSTANTS:
             return CONSTANTS[node.id]
         if node.id in FUNCTIONS:
-            raise ExprError(f"'{node.id}' is a function: call it, like {node.id}(x)", self.column(node))
+            raise ExprError("function_name", self.column(node), name=node.id)
         if node.id.startswith("_"):
-            raise ExprError(f"names starting with '_' are not allowed ('{node.id}')", self.column(node))
+            raise ExprError("underscore", self.column(node), name=node.id)
         if node.id not in self.variables:
             self.variables[node.id] = symbol(node.id)
         return self.variables[node.id]
@@ -286,10 +251,10 @@ class _Builder:
             return base**exponent
         combine = _BINARY.get(type(node.op))
         if combine is None:
-            raise ExprError(f"not allowed: {_OP_WORDS.get(type(node.op), type(node.op).__name__)}", self.operator_column(node))
+            raise ExprError("not_allowed", self.operator_column(node), what=type(node.op).__name__)
         left, right = self.build(node.left), self.build(node.right)
         if combine is _BINARY[ast.Div] and right == 0:
-            raise ExprError("division by zero", self.operator_column(node))
+            raise ExprError("division_by_zero", self.operator_column(node))
         return combine(left, right)
 
     def operator_column(self, node: ast.BinOp) -> int | None:
@@ -304,34 +269,33 @@ class _Builder:
 
     def check_power(self, node: ast.BinOp, base: sympy.Expr, exponent: sympy.Expr) -> None:
         if exponent.is_Number and abs(exponent) > MAX_EXPONENT:
-            raise ExprError(f"the exponent is too large (the limit is {MAX_EXPONENT})", self.column(node.right))
+            raise ExprError("exponent_too_large", self.column(node.right), limit=MAX_EXPONENT)
         if base.is_Number and exponent.is_Number and base != 0:
             bits = abs(float(exponent)) * max(1.0, math.log2(abs(float(base))) if abs(base) < 1e300 else 1e4)
             if bits > MAX_NUMBER_BITS:
-                raise ExprError("this number is too large", self.column(node))
+                raise ExprError("too_large", self.column(node))
         if base == 0 and exponent.is_Number and exponent < 0:
-            raise ExprError("division by zero", self.column(node))
+            raise ExprError("division_by_zero", self.column(node))
 
     def attribute(self, node: ast.Attribute) -> ExprError:
-        return ExprError(f"not allowed: attribute access ('.{node.attr}')", self.after(node.value))
+        return ExprError("not_allowed_attribute", self.after(node.value), attr=node.attr)
 
     def call(self, node: ast.Call) -> sympy.Expr:
         if not isinstance(node.func, ast.Name):
             # e.g. os.system(...) or f(x)(y): refuse what the callee is made of
             if isinstance(node.func, ast.Attribute):
                 raise self.attribute(node.func)
-            raise self.refuse(node.func, "calling the result of an expression")
+            raise self.refuse(node.func, "call_result")
         name = node.func.id
         if name not in FUNCTIONS:
-            allowed = ", ".join(FUNCTIONS)
-            raise ExprError(f"unknown function '{name}' (allowed: {allowed})", self.column(node))
+            raise ExprError("unknown_function", self.column(node), name=name, allowed=", ".join(FUNCTIONS))
         if node.keywords:
-            raise ExprError("keyword arguments are not allowed", self.column(node.keywords[0].value) or self.column(node))
+            raise ExprError("keywords", self.column(node.keywords[0].value) or self.column(node))
         for arg in node.args:
             if isinstance(arg, ast.Starred):
-                raise self.refuse(arg, "'*' unpacking")
+                raise self.refuse(arg, "Starred")
         builder, arities = FUNCTIONS[name]
         if len(node.args) not in arities:
-            wanted = " or ".join(str(n) for n in arities)
-            raise ExprError(f"{name}() takes {wanted} argument(s), got {len(node.args)}", self.column(node))
+            raise ExprError("arity", self.column(node), name=name, wanted=",".join(map(str, arities)),
+                            got=len(node.args))
         return builder(*(self.build(arg) for arg in node.args))

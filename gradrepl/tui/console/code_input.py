@@ -15,7 +15,7 @@ from textual.widgets import TextArea
 
 from gradrepl.completeness import INDENT, is_complete, next_indent, split_pasted
 from gradrepl.history import History
-from gradrepl.kernel.protocol import Completion
+from gradrepl.protocol.messages import Completion
 from gradrepl.tui.console.completion_menu import CompletionMenu, narrowed
 from gradrepl.tui.console.history_search import HistorySearch
 from gradrepl.tui.console.paste_burst import PASTE_SETTLE, PasteBurst
@@ -23,6 +23,7 @@ from gradrepl.tui.messages import CompletionRequested, ConsolePageRequested, Inp
 
 _IDENTIFIER = re.compile(r"[A-Za-z_0-9]*")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
+HIGHLIGHT_AFTER = 0.25  # seconds after mount: the first screen and the footer's keys are drawn by then
 NEWLINE_KEYS = ("enter", "ctrl+j")  # a pasted newline arrives as \r (enter) or \n (ctrl+j)
 
 
@@ -54,8 +55,9 @@ class CodeInput(TextArea):
         self._paste_ends_with_enter = False
 
     def on_mount(self) -> None:
-        # Compiling tree-sitter's Python query takes a few tens of ms: after the first frame, not before it.
-        self.call_after_refresh(self._highlight_python)
+        # Compiling tree-sitter's Python query takes a few tens of ms: after the first frame, and after the
+        # footer's keys, which Textual mounts and draws a frame later (HIGHLIGHT_AFTER).
+        self.set_timer(HIGHLIGHT_AFTER, self._highlight_python)
 
     def _highlight_python(self) -> None:
         selection = self.selection  # a new document puts the cursor at the start; keys may be in already
@@ -127,11 +129,19 @@ class CodeInput(TextArea):
         return self.document.get_index_from_location(self.cursor_location)
 
     def _enter(self) -> None:
-        on_last_line = self.cursor_location[0] == self.document.line_count - 1
-        if on_last_line and self.selection.is_empty and is_complete(self.text):
+        if self._enter_runs():
             self.submit()
         elif self.text.strip() or self.cursor_location[0] > 0:
             self._newline()
+
+    def _enter_runs(self) -> bool:
+        on_last_line = self.cursor_location[0] == self.document.line_count - 1
+        return on_last_line and self.selection.is_empty and is_complete(self.text)
+
+    def enter_submits(self) -> bool:
+        """Whether Enter pressed now runs the text as a step (not a newline, a completion's pick or a paste's)."""
+        menu_open = self.menu is not None and self.menu.is_open
+        return not (self.read_only or self._paste.active or menu_open) and self._enter_runs()
 
     def _newline(self) -> None:
         row, column = self.cursor_location
@@ -156,10 +166,17 @@ class CodeInput(TextArea):
         """Tab's answer: one fit completes inline; several insert what they share and open the menu.
 
         With `inline` False (a refresh while typing) nothing is inserted, the menu only shows.
-        Ignored when the text changed while the kernel was thinking.
+        Ignored when the text changed while the kernel was thinking, unless a refresh's word was only
+        typed on (`weights.r` asked, `weights.requires_g` typed since): then it narrows to that word.
         """
-        if self.text != code or self.cursor_index != cursor or not completions:
+        if not completions:
             return
+        if self.text != code or self.cursor_index != cursor:
+            typed_on = self.text[cursor:self.cursor_index] if self.cursor_index >= cursor else None
+            if inline or typed_on is None or self.text != code[:cursor] + typed_on + code[cursor:] \
+                    or not _IDENTIFIER.fullmatch(typed_on):
+                return
+            code, cursor = self.text, self.cursor_index
         start = completions[0].start
         fits = narrowed([c for c in completions if c.start == start], code[start:cursor])
         if not fits:

@@ -13,7 +13,7 @@ from textual.geometry import Offset
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from gradrepl.kernel.protocol import Completion
+from gradrepl.protocol.messages import Completion
 
 SHOWN_ROWS = 8  # as ptpython: enough to choose from, never the whole screen
 MIN_WIDTH, MAX_WIDTH = 36, 60

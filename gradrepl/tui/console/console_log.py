@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.measure import Measurement
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from textual.strip import Strip
 from textual.widgets import RichLog
 
-from gradrepl.kernel.protocol import ErrorInfo, StepResult
+from gradrepl.protocol.messages import ErrorInfo, StepResult
 from gradrepl.terminal_text import visible
-from gradrepl.textviews import display_text
+from gradrepl.views.steps import display_text
 from gradrepl.tui.console.help_view import is_help
 from gradrepl.tui.console.traceback_view import error_view
 from gradrepl.tui.view_guard import shows_reply
@@ -20,6 +24,23 @@ if TYPE_CHECKING:
 
 PROMPT = ">>> "
 CONTINUATION = "... "
+# The echo of the step that made the trace view's current node: a background over its lines (the code's
+# own colours kept) and, where the line has room, words at its end, readable without colour.
+LIT_ECHO = Style(bgcolor="grey30", bold=True)
+
+
+class Echo:
+    """A step's echoed source as written to the log, with the number it took (None: no number)."""
+
+    def __init__(self, renderable: Table, number: int | None) -> None:
+        self.renderable = renderable
+        self.number = number
+
+    def __rich_console__(self, console, options):
+        yield self.renderable
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        return Measurement.get(console, options, self.renderable)
 
 
 class ConsoleLog(RichLog):
@@ -33,6 +54,10 @@ class ConsoleLog(RichLog):
         self._wrapped_at = 0
         self.show_library_frames = False  # F9: torch's frames in every traceback, or folded
         self.has_library_frames = False  # some traceback in the log has frames F9 would open
+        self._echo_lines: dict[int, range] = {}  # step number -> the log lines its echo takes (the latest echo)
+        self.lit_step: int | None = None  # the step whose echo is lit (the trace view's current node)
+        self._lit_words = ""
+        self._following_end = True  # the end is in view (not scrolled up): kept in view as the log resizes
 
     def _emit(self, content) -> None:
         self._written.append(content)
@@ -50,27 +75,85 @@ class ConsoleLog(RichLog):
             self._wrapped_at = width
             self._write_again()
         self._wrapped_at = width
+        # Made shorter (the details or a trace opened under it): the lit echo stays in view, else the last
+        # steps, unless the learner had scrolled up.
+        if not self._show_lit() and self._following_end:
+            self.scroll_end(animate=False, immediate=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # The learner scrolled up (or back down to the end): a resize keeps what they chose in view.
+        self._following_end = new_value >= self.max_scroll_y
 
     def _write_again(self) -> None:
         self.clear()
         for content in self._written:
             self.write(self._renderable(content))
 
+    def write(self, content, *args, **kwargs):
+        # Where each echo lands, so it can be lit later; a write deferred until the size is known lands
+        # nothing now and comes back through here when it is rendered.
+        start = len(self.lines)
+        written = super().write(content, *args, **kwargs)
+        if isinstance(content, Echo) and content.number is not None and len(self.lines) > start:
+            self._echo_lines[content.number] = range(start, len(self.lines))
+        return written
+
+    def clear(self):
+        self._echo_lines = {}
+        return super().clear()
+
+    def light_step(self, step: int | None, words: str = "") -> None:
+        """Light the echo of step `step` (In [step]), scrolled into view, with `words` at its first line's
+        end where they fit; None: no echo lit, and the log back at its end."""
+        if step == self.lit_step and words == self._lit_words:
+            return
+        self.lit_step, self._lit_words = step, words
+        self.refresh()
+        if not self._show_lit() and step is None:
+            self.scroll_end(animate=False)
+
+    def _show_lit(self) -> bool:
+        """Scroll the lit echo into view if it is not; False when no echo is lit."""
+        lines = self.lit_lines()
+        if not lines:
+            return False
+        room = max(1, self.scrollable_content_region.height)
+        if not (self.scroll_y <= lines.start and lines.stop <= self.scroll_y + room):
+            self.scroll_to(y=max(0, lines.start - max(0, room - len(lines)) // 2), animate=False)
+        return True
+
+    def lit_lines(self) -> range | None:
+        """The log lines of the lit echo (None when none is lit, or its echo has left the log)."""
+        return self._echo_lines.get(self.lit_step) if self.lit_step is not None else None
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        lines = self.lit_lines()
+        index = self.scroll_offset.y + y
+        if lines is None or index not in lines:
+            return strip
+        if index == lines.start and self._lit_words:
+            strip = _tagged(strip, f" ◀ {self._lit_words}")
+        return Strip(Segment.apply_style(strip, post_style=LIT_ECHO), strip.cell_length)
+
     def toggle_library_frames(self) -> None:
         """Open (or fold again) the library frames of every traceback in the log."""
         self.show_library_frames = not self.show_library_frames
         self._write_again()
 
-    def write_source(self, source: str) -> None:
-        """Echo a step's source with Python highlighting, prompts in the margin."""
+    def write_source(self, source: str, number: int | None = None) -> None:
+        """Echo a step's source with Python highlighting, prompts in the margin: `In [N]: ` for a
+        numbered step, as IPython's, `>>> ` for an input that takes no number (a magic that looks)."""
         from rich.syntax import Syntax  # pygments, at the first step rather than before the first frame
 
         source = visible(source)  # typed (or pasted) by the learner
         lines = source.splitlines() or [""]
-        prompts = Text("\n".join([PROMPT] + [CONTINUATION] * (len(lines) - 1)), style="bold green")
+        first = f"In [{number}]: " if number is not None else PROMPT
+        more = CONTINUATION.rjust(len(first))
+        prompts = Text("\n".join([first] + [more] * (len(lines) - 1)), style="bold green")
         code = Syntax(source, "python", theme="ansi_dark", background_color="default", word_wrap=True)
-        table = _side_by_side(prompts, code)
-        self._emit(table)
+        self._emit(Echo(_side_by_side(prompts, code), number))
 
     @shows_reply("the console")
     def write_result(self, result: StepResult) -> None:
@@ -97,6 +180,14 @@ class ConsoleLog(RichLog):
     def write_notice(self, text: str, style: str = "dim") -> None:
         """A line from gradrepl itself (kernel restarted, reset, ...); it may quote the kernel or a lesson."""
         self._emit(Text(visible(text), style=style))
+
+
+def _tagged(strip: Strip, tag: str) -> Strip:
+    """`tag` over the blank end of `strip`; the strip as it was when its end is not blank."""
+    width = strip.cell_length
+    if len(tag) >= width or strip.crop(width - len(tag) - 1, width).text.strip():
+        return strip
+    return Strip([*strip.crop(0, width - len(tag)), Segment(tag)], width)
 
 
 def _side_by_side(prompts: Text, code: Syntax) -> Table:

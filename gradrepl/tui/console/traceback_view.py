@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from gradrepl.kernel.protocol import ErrorInfo
+from gradrepl.protocol.messages import ErrorInfo
 
 ARROW = "----> "
 TOGGLE_ACTION = "app.toggle_library_frames"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from textual.message import Message
 
 from gradrepl.tutor.lesson import Course
-from gradrepl.tutor.lesson_run import Event
+from gradrepl.tutor.lesson_events import Event
 from gradrepl.tutor.progress import LessonProgress
 
 
@@ -30,6 +30,6 @@ class LessonLoaded(Message):
 
 @dataclass
 class LessonEvent(Message):
-    """An event of the lesson run (tutor/lesson_run.py), delivered to the pane's own message queue."""
+    """An event of the lesson run (tutor/lesson_events.py), delivered to the pane's own message queue."""
 
     event: Event

@@ -1,10 +1,13 @@
 """The lesson pane: the course picker, then one lesson played step by step beside the console.
 
-A face over `tutor.lesson_run.LessonRun`, the engine `play` and `lint` drive
-too. Prose is rendered with Textual's Markdown widget; lesson code runs in the
-console's kernel, queued behind typed steps (a LessonJob message to the app), so
-the panel shows what a cell made; keys come from a key kernel of the pane's own.
-The run's events come back as LessonEvent messages, which the handlers render.
+A face over the lesson engine (tutor/lesson_run.py's LessonRun), the engine `play`
+and `lint` drive too. The pane never builds it: the app hands in its parts
+(tutor/lesson_parts.py: the door to the console's kernel, a key kernel, the
+progress keeper), and the pane only renders the run's events (LessonEvent
+messages) and passes on what the learner does (`run.act`). Lesson code runs in
+the console's kernel through the door, which takes turns in the console's step
+queue, so lesson steps come back to the app as ordinary step results. Prose is
+rendered with Textual's Markdown widget.
 """
 
 from __future__ import annotations
@@ -21,35 +24,31 @@ from textual.widget import Widget
 from textual.widgets import Button, Markdown, OptionList, Static
 from textual.worker import Worker, WorkerState
 
-from gradrepl.kernel.options import KernelOptions
-from gradrepl.session import Session
 from gradrepl.tui.lesson.messages import CourseLoaded, LessonEvent, LessonLoaded
 from gradrepl.tui.lesson.picker import LessonPicker
 from gradrepl.tui.markdown_text import fenced
-from gradrepl.tui.messages import ConsoleNotice, FocusConsole, LessonJob, LessonStepRan
+from gradrepl.tui.messages import ConsoleNotice, FocusConsole
 from gradrepl.tui.question import QuestionCard
-from gradrepl.tutor import lesson_run as events
-from gradrepl.tutor.keeper import ProgressKeeper
-from gradrepl.tutor.keys import KeyKernel, needs_kernel
+from gradrepl.tutor import lesson_events as events
 from gradrepl.tutor.lesson import Course, Lesson, Question, load_course
-from gradrepl.tutor.lesson_run import LessonRun
 from gradrepl.tutor.progress import LessonProgress
+
+Call = Callable[[], Awaitable[object]]
 
 
 class LessonPane(Vertical):
     """The course picker and the lesson being played; `lesson_id` opens one at once."""
 
-    def __init__(self, lesson_id: str | None = None, lessons_dir: str | None = None, *,
-                 session: Session | None = None, options: KernelOptions | None = None, **kwargs) -> None:
+    def __init__(self, parts, lesson_id: str | None = None, lessons_dir: str | None = None, **kwargs) -> None:
         super().__init__(id="lesson", **kwargs)
         self.wanted = lesson_id
         self.lessons_dir = lessons_dir
-        self.session = session  # the console's: lesson code runs there, between typed steps
-        self.options = options or KernelOptions()
+        self.parts = parts  # tutor.lesson_parts.LessonParts, built and closed by the app
+        self.keeper = parts.keeper
+        self.keeper.on_failure = self._not_saved
         self.course: Course | None = None
-        self.keeper = ProgressKeeper(on_failure=self._not_saved)
-        self.keys: KeyKernel | None = None
-        self.run: LessonRun | None = None
+        self.run = None  # the LessonRun of the lesson open (parts.new_run)
+        self._calls: asyncio.Queue[Call] = asyncio.Queue()  # the engine calls, one at a time, in order
         self._opening: str | None = None  # the lesson whose progress is being read
         self._shuffle_seed = secrets.token_hex(4)  # a new option order each visit
         self._started: set[str] = set()  # exercises whose starter code was put into the console
@@ -79,11 +78,7 @@ class LessonPane(Vertical):
         self.border_title = "lessons"
         self._mode("picker")
         self.load_course()
-
-    async def on_unmount(self) -> None:
-        if self.keys is not None:
-            await self.keys.close()
-        self.keeper.close()
+        self.run_calls()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Worker messages reach only the widget that started the worker: the app's one handler says
@@ -92,8 +87,14 @@ class LessonPane(Vertical):
             self.app.post_message(Worker.StateChanged(event.worker, event.state))
 
     def restore_after_failure(self, name: str) -> None:
-        """A grading that raised leaves its card waiting: let the learner answer again."""
-        if name == "grade_answer" and self.run is not None and self.run.question is not None:
+        """The lane of engine calls stopped: start it again, and let the learner answer again."""
+        if name == "run_calls":
+            self.run_calls()
+            self._answer_again()
+
+    def _answer_again(self) -> None:
+        """A call that raised leaves its card waiting: unfreeze it."""
+        if self.run is not None and self.run.question is not None:
             for card in self.query(f"#step-{self.run.index}").results(QuestionCard):
                 card.freeze(False)
 
@@ -145,11 +146,7 @@ class LessonPane(Vertical):
         self.border_title = lesson.title
         self._mode("lesson")
         await self.query_one("#lesson-steps").remove_children()
-        if self.keys is None:
-            self.keys = KeyKernel(Session(self.options), owned=True)
-        self.keys.keys.clear()  # a new visit computes its keys again
-        if any(needs_kernel(q) for q in lesson.questions):
-            self._live(self._warm_keys_job)
+        self.warm_keys(lesson)
         self._opening = lesson.id
         self.read_progress(lesson)
 
@@ -157,13 +154,9 @@ class LessonPane(Vertical):
     async def read_progress(self, lesson: Lesson) -> None:
         self.post_message(LessonLoaded(lesson.id, await self.keeper.lesson(lesson.id, lesson.version)))
 
-    async def _warm_keys_job(self, session: Session) -> None:
-        """Queued, so the key kernel starts once the console's is up: two torch imports at once slow both."""
-        self.warm_keys()
-
     @work(group="lesson-keys", exit_on_error=False)
-    async def warm_keys(self) -> None:
-        await self.keys.start()
+    async def warm_keys(self, lesson: Lesson) -> None:
+        await self.parts.warm_keys(lesson)
 
     @on(LessonLoaded)
     async def _lesson_loaded(self, message: LessonLoaded) -> None:
@@ -173,12 +166,13 @@ class LessonPane(Vertical):
         progress = message.progress
         if progress.notice:
             self._console_notice(progress.notice, "yellow")
-        run = LessonRun(lesson, self.session, self.keys, self._deliver, progress=progress, recorder=self.keeper,
-                        shuffle_seed=self._shuffle_seed)
+        run = self.parts.new_run(lesson, progress, self._deliver, self._shuffle_seed)
         self.run = run
+        if run.again:
+            self._console_notice("You finished this lesson before: taking it again from the start.")
         await self.query_one("#lesson-steps").mount_all(
             [self._step_widget(i, done=run.done(i)) for i in range(run.index + 1)])
-        self._live(lambda session: run.resume())
+        self._call(run.resume)
         if not run.done():
             self._enter()
         self.call_after_refresh(self._focus_step, run.index)
@@ -201,10 +195,10 @@ class LessonPane(Vertical):
         if run.step.kind != "question":
             run.mark_read()
             if run.step.kind == "code":
-                self._live(lambda session: run.enter(index))
+                self._call(lambda: run.enter(index))
             self._update_bar()
             return
-        self._live(lambda session: run.enter(index))
+        self._call(lambda: run.enter(index))
         self.compute_key(run)
         hints = run.hints_shown()
         if hints:
@@ -244,7 +238,7 @@ class LessonPane(Vertical):
 
     # -- questions -------------------------------------------------------------
     @work(group="lesson-keys", exit_on_error=False)
-    async def compute_key(self, run: LessonRun) -> None:
+    async def compute_key(self, run) -> None:
         try:
             await run.key(run.question)
         except Exception as exc:  # the learner can still answer: grading tries again
@@ -256,28 +250,11 @@ class LessonPane(Vertical):
         run, card = self.run, message.card
         if run is None or card.done or self._index_of(card) != run.index:
             return
-        if message.kind == "hint":
-            run.hint()
-        elif message.kind == "skip":
-            if run.may_skip():
-                card.show_waiting("running the solution" if run.question.type == "task" else "showing the answer")
-                self._live(lambda session: run.reveal(skipped=True))
-        elif message.kind == "check":
-            card.show_waiting("checking the console's namespace")
-            self._live(lambda session: self._check(run))
-        else:
-            card.show_waiting("grading")
-            self.grade_answer(run, message.answer)
-
-    async def _check(self, run: LessonRun) -> None:
-        if (await run.check()).correct:
-            await run.reveal(skipped=False)
-
-    @work(group="lesson-grade", exit_on_error=False)
-    async def grade_answer(self, run: LessonRun, answer: object) -> None:
-        """Graded with the key kernel; a right answer then runs the question's code in the console."""
-        if (await run.grade(answer)).correct:
-            self._live(lambda session: run.reveal(skipped=False))
+        waiting = {"skip": "running the solution" if run.question.type == "task" else "showing the answer",
+                   "check": "checking the console's namespace", "answer": "grading"}.get(message.kind)
+        if waiting:
+            card.show_waiting(waiting)  # a refusal or the verdict replaces it
+        self._call(lambda: run.act(message.kind, message.answer))
 
     # -- what the run says ------------------------------------------------------
     def _deliver(self, event: events.Event) -> None:
@@ -286,9 +263,7 @@ class LessonPane(Vertical):
     @on(LessonEvent)
     def _lesson_event(self, message: LessonEvent) -> None:
         event = message.event
-        if isinstance(event, events.LiveStep):
-            self.post_message(LessonStepRan(event.result, event.shown))
-        elif isinstance(event, events.Opened):
+        if isinstance(event, events.Opened):
             self._opened(event)
         elif isinstance(event, events.Hinted):
             self._card(self.run.index).show_hints(self.run.question.hints[:event.n])
@@ -378,15 +353,21 @@ class LessonPane(Vertical):
         self.post_message(ConsoleNotice(words, "bold red"))
         self.app.call_from_thread(self._update_bar)
 
-    def _live(self, job: Callable[[Session], Awaitable[object]]) -> None:
-        """Queue `job(session)` in the console's step queue: lesson code and typed code never overlap."""
-        async def guarded(session: Session) -> None:
+    def _call(self, call: Call) -> None:
+        """An engine call, run after the ones before it (each takes its own turn in the console's queue)."""
+        self._calls.put_nowait(call)
+
+    @work(group="lesson-calls", exclusive=True, exit_on_error=False)
+    async def run_calls(self) -> None:
+        """The engine's calls one at a time, in the order the learner made them."""
+        while True:
+            call = await self._calls.get()
             try:
-                await job(session)
-            except Exception as exc:  # a job that fails must not stop the console's queue
+                await call()
+            except Exception as exc:  # a call that fails must not stop the lesson
                 self._console_notice(f"The lesson could not use the kernel: {type(exc).__name__}: {exc}",
                                      "bold red")
-        self.post_message(LessonJob(guarded))
+                self._answer_again()
 
     def _card(self, index: int) -> QuestionCard:
         return self.query_one(f"#step-{index}", QuestionCard)

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from gradrepl.tutor.language import learner_language
 from gradrepl.tutor.lesson import Course, Lesson
 from gradrepl.tutor.progress import LessonProgress, lesson_state
 
@@ -26,12 +27,22 @@ def progress_words(lesson: Lesson, progress: LessonProgress | None) -> tuple[str
 class LessonPicker(OptionList):
     """One option per lesson (its id is the lesson id); files that did not load are listed, disabled."""
 
+    # OptionList measures each option's height once, at the width it has then: a scrollbar that appears
+    # afterwards narrows the text, which then wraps onto a line that was never counted, and a
+    # description loses its last words. With the gutter kept, the width never changes.
+    DEFAULT_CSS = """
+    LessonPicker {
+        scrollbar-gutter: stable;
+    }
+    """
+
     def show_course(self, course: Course, progress: dict[str, LessonProgress]) -> None:
         self.clear_options()
         options: list[Option] = []
+        language = learner_language()  # a lesson titled in several languages shows the learner's only
         for n, lesson in enumerate(course.lessons, 1):
             mark, words, style = progress_words(lesson, progress.get(lesson.id))
-            body = Text.assemble((lesson.title, "bold"), (f"  {words}", style))
+            body = Text.assemble((lesson.title_in(language), "bold"), (f"  {words}", style))
             if lesson.summary:
                 body.append(f"\n{lesson.summary}", style="dim")
             options.append(Option(_row(Text(f"{mark} {n:>2}.", style=style), body), id=lesson.id))

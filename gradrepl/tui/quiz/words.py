@@ -21,6 +21,8 @@ def result_markdown(result: QuizResult, now: datetime) -> str:
     """What the learner reads beside the verdict's mark: right or wrong in a word, the feedback (the
     misconception a wrong answer shows), the key when wrong, the next review."""
     parts = [f"**{result.word.capitalize()}.** {result.feedback.strip()}".rstrip()]
+    if result.explanation:
+        parts.append(f"*From the lesson:* {result.explanation}")
     if not result.correct:
         if result.question.type == "task":
             parts.append("A solution:\n\n" + fenced(result.expected))

@@ -1,6 +1,6 @@
-"""How one tensor row from the kernel reads in the panel: textviews' words, styled; never markup.
+"""How one tensor row from the kernel reads in the panel: views.tables' words, styled; never markup.
 
-The words come from `textviews.row_words`, the one row renderer the plain REPL,
+The words come from `views.tables.row_words`, the one row renderer the plain REPL,
 `run` and %tensors use too; this module only adds the panel's styles. The table
 and the details view both ask it.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
-from gradrepl.textviews import format_summary, row_words
+from gradrepl.views.tables import GradBefore, format_summary, row_words
 
 CELL_WIDTH = 22
 
@@ -21,14 +21,17 @@ def summary(data: dict[str, Any] | None, width: int | None = CELL_WIDTH) -> str:
     return format_summary(data, width or 10**6)
 
 
-def row_cells(row: dict[str, Any]) -> dict[str, Text]:
-    """Every column's cell for `row`, keyed like textviews.COLUMNS: yes in green and no dimmed, so the eye finds what
-    autograd tracks; a missing grad_fn or .grad dimmed; an inspection error in red."""
+def row_cells(row: dict[str, Any], graph_freed: bool = False, before: GradBefore | None = None) -> dict[str, Text]:
+    """Every column's cell for `row`, keyed like views.tables.COLUMNS: yes in green and no dimmed, so the eye finds what
+    autograd tracks; a missing grad_fn or .grad dimmed; a freed graph and an inspection error in red; a .grad a
+    later backward added to (`before`, views.tables.grad_words) in bold."""
+    words = row_words(row, CELL_WIDTH, graph_freed, before)
+    added = row.get("grad") is not None and words["grad"] != format_summary(row.get("grad"), CELL_WIDTH)
     styles = {
         "requires_grad": "green" if row.get("requires_grad") else "dim",
         "is_leaf": "green" if row.get("is_leaf") else "dim",
-        "grad_fn": "" if row.get("grad_fn") else "dim",
-        "grad": "" if row.get("grad") is not None else "dim",
+        "grad_fn": ("italic red" if graph_freed else "") if row.get("grad_fn") else "dim",
+        "grad": "bold" if added else "" if row.get("grad") is not None else "dim",
         "value": "red" if row.get("inspect_error") else "",
     }
-    return {key: Text(words, style=styles.get(key, "")) for key, words in row_words(row, CELL_WIDTH).items()}
+    return {key: Text(text, style=styles.get(key, "")) for key, text in words.items()}

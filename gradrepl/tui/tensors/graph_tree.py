@@ -1,4 +1,6 @@
-"""The autograd graph of one tensor as a Textual Tree: ops down to the leaves, with saved tensors."""
+"""The autograd graph of one tensor as a Textual Tree: ops down to the leaves, with saved tensors.
+
+The words are views/graph.py's, the ones %graph prints; this module only styles them by their role."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from gradrepl.kernel.sizes import format_bytes
-from gradrepl.textviews import shape_text
+from gradrepl.views.graph import children_of, node_pieces, roots_of, saved_pieces, shared_pieces
+
+STYLES = {"grad_fn": "bold", "shape": "cyan", "leaf": "green", "holds": "yellow", "saved": "dim", "name": "italic",
+          "value": "", "freed": "red", "tensor": "green", "dim": "dim"}
 
 
 class GraphTree(Tree[dict]):
@@ -25,11 +29,9 @@ class GraphTree(Tree[dict]):
         self.root.set_label(Text(name, style="bold"))
         graph = graph or {}
         nodes = {node["id"]: node for node in graph.get("nodes", [])}
-        children = _children(graph.get("edges", []))
-        targets = {child for kids in children.values() for child in kids}
-        roots = [node_id for node_id in nodes if node_id not in targets]
+        children = children_of(graph)
         seen: set = set()
-        for root_id in roots:
+        for root_id in roots_of(graph):
             self._add(self.root, root_id, nodes, children, seen)
         self.root.expand_all()
 
@@ -38,8 +40,7 @@ class GraphTree(Tree[dict]):
         if node is None:
             return
         if node_id in seen:
-            # A shared input (e.g. x used twice): show it once, point back here.
-            parent.add_leaf(Text.assemble(("↺ ", "dim"), (str(node.get("op")), "dim"), (" (shown above)", "dim")))
+            parent.add_leaf(styled(shared_pieces(node)))
             return
         seen.add(node_id)
         branch = parent.add(node_label(node), data=node)
@@ -51,37 +52,15 @@ class GraphTree(Tree[dict]):
             branch.allow_expand = False
 
 
-def _children(edges: list) -> dict:
-    children: dict = {}
-    for source, target in edges:
-        children.setdefault(source, []).append(target)
-    return children
+def styled(pieces: list[tuple[str, str]]) -> Text:
+    return Text.assemble(*((words, STYLES.get(role, "")) for words, role in pieces))
 
 
 def node_label(node: dict[str, Any]) -> Text:
-    """`MulBackward0 → 2×3`, or `AccumulateGrad  leaf x` for a leaf."""
-    label = Text(str(node.get("op", "?")), style="bold")
-    shapes = node.get("shapes") or []
-    if shapes:
-        label.append("  → " + ", ".join(shape_text(dims) for dims in shapes), style="cyan")
-    leaf = node.get("leaf")
-    if leaf:
-        label.append(f"  leaf {leaf}" if isinstance(leaf, str) else "  leaf", style="green")
-    if node.get("saved_bytes"):
-        label.append(f"  holds {format_bytes(node['saved_bytes'])}", style="yellow")
-    return label
+    """`MulBackward0  → 2×3`, or `AccumulateGrad  leaf x` for a leaf."""
+    return styled(node_pieces(node))
 
 
 def saved_label(saved: dict[str, Any]) -> Text:
     """A saved slot: a number (`exponent = 2`), a tensor (its shape, its name), or 'freed by backward'."""
-    label = Text.assemble(("saved ", "dim"), (str(saved.get("name", "?")), "italic"))
-    if saved.get("freed"):
-        label.append("  freed by backward", style="red")
-        return label
-    if saved.get("value") is not None:
-        label.append(f" = {saved['value']}")
-    if saved.get("shape") is not None:
-        label.append("  " + shape_text(saved.get("shape")), style="cyan")
-    if saved.get("tensor"):
-        label.append(f"  is {saved['tensor']}", style="green")
-    return label
+    return styled(saved_pieces(saved))

@@ -1,9 +1,11 @@
 """A recorded backward, stepped through node by node: ←/→ one node, space plays, Esc closes.
 
 The graph is drawn as a tree from the root; nodes that already ran are ticked,
-the current one is lit, those still to come are dim. Under it: the current
-node's gradients (arriving and leaving) and each leaf's .grad, which fills in
-when the trace reaches that leaf's AccumulateGrad. Everything is Text, never markup.
+the current one is lit, those still to come are dim. Docked above it: the current
+node told as the chain rule (views/trace_story.py: the statement that made it, the
+gradients meeting there, what each input receives) and each leaf's .grad, which
+fills in when the trace reaches that leaf's AccumulateGrad. The tensor the current
+node made is lit in the panel (NodeShown). Everything is Text, never markup.
 
 A backward that raised (a freed graph, a non-scalar root) still comes with the
 nodes it reached: those that never ran have no gradients (None), and the view
@@ -17,12 +19,14 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Static
 
 from gradrepl.terminal_text import visible
 from gradrepl.tui.tensors.cells import summary
 from gradrepl.tui.view_guard import shows_reply
-from gradrepl.trace_views import grad_text
+from gradrepl.views.trace_pictures import HEAT_KEY, grad_bars, leaf_strips
+from gradrepl.views.trace_story import arriving_text, made_by_text, sends_lines
 
 PLAY_SECONDS = 0.6  # per node while playing
 
@@ -38,6 +42,16 @@ class TraceView(VerticalScroll, can_focus=True):
         Binding("end", "jump(-1)", "End", show=False),
     ]
 
+    class NodeShown(Message):
+        """The current node changed: `tensor` is the learner's tensor it made (or the leaf it fills), if any;
+        `made_by` the statement that made it (its step's echo is lit in the console); `node` the node itself."""
+
+        def __init__(self, tensor: str | None, made_by: dict | None, node: dict | None = None) -> None:
+            super().__init__()
+            self.tensor = tensor
+            self.made_by = made_by
+            self.node = node
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.trace: dict[str, Any] = {}
@@ -48,6 +62,10 @@ class TraceView(VerticalScroll, can_focus=True):
         self._timer = None
 
     def compose(self):
+        # The current node's story and the leaves stay docked above the tree, so the chain rule and each
+        # .grad can be read while the view scrolls to follow the current node down a long graph.
+        yield Static(id="trace-docked")
+        yield Static(id="trace-heat")  # views/trace_pictures.py: the reached leaves' heat strips
         yield Static(id="trace-body")
 
     @property
@@ -105,23 +123,56 @@ class TraceView(VerticalScroll, can_focus=True):
     def _move(self, position: int) -> None:
         self.position = max(0, min(position, len(self.ran)))
         self.render_trace()
+        current = self.current or {}
+        made = current.get("made_by")
+        self.post_message(self.NodeShown(current.get("leaf") or (made or {}).get("tensor"), made, self.current))
 
     @shows_reply("the trace view", on_failure="hide")
     def render_trace(self) -> None:
-        self.query_one("#trace-body", Static).update(
-            trace_text(self.trace, self.position, self.count, self.before, self.stopped))
+        nodes = self.trace.get("nodes", [])
+        docked = node_text(self.current, bool(self.ran), {node.get("id"): node for node in nodes})
+        leaves = leaves_text(self.trace, self.position, self.before)
+        if leaves.plain:
+            docked.append("\n")
+            docked.append_text(leaves)
+        self.query_one("#trace-docked", Static).update(docked)
+        self.show_heat()
+        body = trace_text(self.trace, self.position, self.count, self.before, self.stopped, leaves=False,
+                          current=False)
+        self.query_one("#trace-body", Static).update(body)
+        self.call_after_refresh(self._follow, body.plain)
+
+    def show_heat(self) -> None:
+        """Heat strips of each leaf the trace has reached so far: its value, and the gradient it receives."""
+        reached = [node for node in self.trace.get("nodes", []) if (node.get("order") or self.position + 1) <= self.position]
+        strips = leaf_strips(reached, self.before)
+        heat = self.query_one("#trace-heat", Static)
+        heat.update(Text("\n".join([HEAT_KEY, *strips]), style="") if strips else "")
+        heat.display = bool(strips)
+
+    def _follow(self, plain: str) -> None:
+        """Scroll the current node's line of the tree into view (the leaves are docked above)."""
+        line = next((n for n, text in enumerate(plain.splitlines()) if "▶" in text), None)
+        if line is None:
+            self.scroll_home(animate=False)
+            return
+        room = max(1, self.scrollable_content_region.height)
+        if not self.scroll_y <= line < self.scroll_y + room - 1:
+            self.scroll_to(y=max(0, line - room // 2), animate=False)
 
     def hide(self) -> None:
         self._stop()
         self.display = False
+        self.post_message(self.NodeShown(None, None))
 
 
 def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dict[str, dict] | None = None,
-               stopped: str | None = None) -> Text:
-    """The whole view as Text: header, tree, current node's gradients, leaves' .grad."""
+               stopped: str | None = None, leaves: bool = True, current: bool = True) -> Text:
+    """The whole view as Text: header, tree, current node's story, leaves' .grad (``leaves``, ``current``
+    false: the view docks them apart)."""
     nodes = trace.get("nodes", [])
     ran = [node for node in nodes if node.get("order") is not None]
-    current = ran[position - 1] if 0 < position <= len(ran) else None
+    now = ran[position - 1] if 0 < position <= len(ran) else None
     text = Text.assemble((f"backward from {trace.get('root', '?')}", "bold"),
                          (f"  node {position} of {len(ran)}", "cyan"),
                          ("   ←/→ step · space play · Esc close", "dim"))
@@ -132,16 +183,27 @@ def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dic
                     style="bold red")
     text.append("\n\n")
     text.append_text(tree_text(nodes, position))
-    text.append("\n\n")
-    text.append_text(node_text(current, bool(ran)))
-    leaves = [node for node in nodes if "leaf" in node]
+    if current:
+        text.append("\n\n")
+        text.append_text(node_text(now, bool(ran), {node.get("id"): node for node in nodes}))
+    if leaves and leaves_text(trace, position, before).plain:
+        text.append("\n\n")
+        text.append_text(leaves_text(trace, position, before))
+    if trace.get("note"):
+        text.append(f"\nnote: {trace['note']}", style="yellow")
+    return text
+
+
+def leaves_text(trace: dict[str, Any], position: int, before: dict[str, dict] | None = None) -> Text:
+    """Every leaf's .grad as it stands after ``position`` nodes (empty when no leaf is reached)."""
+    text = Text()
+    leaves = [node for node in trace.get("nodes", []) if "leaf" in node]
     if leaves:
-        text.append("\n\nleaves\n", style="bold")
+        text.append("leaves\n", style="bold")
         for node in leaves:
             text.append_text(leaf_line(node, position, (before or {}).get(node["leaf"])))
             text.append("\n")
-    if trace.get("note"):
-        text.append(f"\nnote: {trace['note']}", style="yellow")
+        text.rstrip()
     return text
 
 
@@ -188,6 +250,7 @@ def tree_text(nodes: list[dict], position: int) -> Text:
     by_id = {node["id"]: node for node in nodes}
     text = Text()
     drawn: set[str] = set()
+    bars = grad_bars(nodes)  # views/trace_pictures.py: shown for the nodes that ran
 
     def draw(node_id: str, depth: int) -> None:
         node = by_id[node_id]
@@ -198,6 +261,7 @@ def tree_text(nodes: list[dict], position: int) -> Text:
             return
         drawn.add(node_id)
         label = node["name"] + (f" → {node['leaf']}" if "leaf" in node else "")
+        label += bars.get(node_id, "") if order is not None and order <= position else ""
         if order is not None and order == position:
             text.append(indent)
             text.append(f"▶ {order}. {label}", style="bold reverse")
@@ -223,19 +287,23 @@ def _first(summaries: list | None) -> dict | None:
     return summaries[0] if summaries else None
 
 
-def node_text(node: dict | None, any_ran: bool = True) -> Text:
-    """The gradients arriving at a node and leaving it, in full."""
+def node_text(node: dict | None, any_ran: bool = True, by_id: dict | None = None) -> Text:
+    """The current node as the chain rule on the learner's code (views/trace_story.py's words, styled):
+    the statement that made it, the gradient arriving or the gradients meeting, what each input receives."""
     if node is None:
         if not any_ran:
             return Text("no node ran: the backward stopped before its first node", style="dim")
         return Text("→ to run the first node (the root's grad_fn, which receives 1.0)", style="dim")
-    text = Text.assemble((f"{node['order']}. {node['name']}", "bold"), "\n")
-    text.append("  arriving (grad_outputs): ", style="cyan")
-    text.append(", ".join(grad_text(g) for g in node.get("grad_outputs") or []) or "none")
+    text = Text.assemble((f"{node['order']}. {node['name']}", "bold"))
+    about = node["leaf"] if "leaf" in node else made_by_text(node)
+    if about:
+        text.append("  ")
+        text.append(about, style="bold cyan")
+    text.append("\n  ")
+    text.append(arriving_text(node, by_id or {}), style="green" if "leaf" in node else "cyan")
     if "leaf" in node:
-        text.append(f"\n  {node['leaf']}.grad += {summary(_first(node.get('grad_outputs')), None)}", style="green")
         return text
-    text.append("\n  leaving (grad_inputs):   ", style="cyan")
-    leaving = node.get("grad_inputs") or []
-    text.append(", ".join(grad_text(g) for g in leaving) or "none")
+    for line in sends_lines(node):
+        text.append("\n  ")
+        text.append(line, style="dim" if line.startswith("with ") else "")
     return text

@@ -1,0 +1,34 @@
+"""A kernel that ended while the frontend waited on it, and its wait status in words."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+class KernelDied(Exception):
+    """The kernel process ended while we waited on it; `reason` says why, in words."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ForkFailed(KernelDied):
+    """The zygote could not fork a kernel (or stopped with the request's pipes): start one another way."""
+
+
+def describe_exit(status: int | None) -> str:
+    """A wait status in words a learner can act on."""
+    if status is None:
+        return "the kernel process ended"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        names = {signal.SIGSEGV: "a segmentation fault (the process touched invalid memory)",
+                 signal.SIGKILL: "it was killed (SIGKILL: stopped by gradrepl, or out of memory)",
+                 signal.SIGABRT: "it aborted (SIGABRT)", signal.SIGBUS: "a bus error (SIGBUS)",
+                 signal.SIGFPE: "a floating-point exception (SIGFPE)",
+                 signal.SIGSYS: "a forbidden system call (SIGSYS)"}
+        return f"the kernel crashed: {names.get(sig, f'signal {sig}')}"
+    code = os.WEXITSTATUS(status)
+    return f"the kernel process exited with status {code} (os._exit or a fatal error)"

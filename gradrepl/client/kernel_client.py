@@ -1,0 +1,315 @@
+"""KernelClient: start kernels, talk to them, and replace them when they die.
+
+Every frontend reaches the kernel through this one class (via Session). It
+gives the rungs of the interrupt ladder (interrupt, kill, replace); Session
+climbs it: SIGINT, a grace period, then SIGKILL and a fresh kernel, with the
+reason put in words for the learner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from gradrepl.client import launch
+from gradrepl.client.deaths import ForkFailed, KernelDied, describe_exit
+from gradrepl.client.interrupt_target import InterruptTarget
+from gradrepl.client.options import KernelOptions
+from gradrepl.client.pipes import OutputPipe, ReplyChannel, REPLIES_LAYER
+from gradrepl.client.zygote_handle import ZygoteHandle
+from gradrepl.host import cgroups, scratch
+from gradrepl.host.budgets import default_disk_limit, default_memory_limit
+from gradrepl.protocol import messages as protocol
+from gradrepl.protocol.interrupt_word import ANY_STEP
+
+INTERRUPT_GRACE = 2.0    # seconds a step gets to stop after SIGINT before it is killed
+OUTPUT_SETTLE = 2.0      # seconds to wait for a step's output after its reply
+ZYGOTE_NEWS_WAIT = 2.0   # seconds a failed start waits to hear whether the template process died
+
+
+@dataclass
+class KernelProcess:
+    """One running kernel as the client sees it."""
+
+    pid: int
+    nonce: str
+    commands: asyncio.WriteTransport
+    replies: ReplyChannel
+    stdout: OutputPipe
+    stderr: OutputPipe
+    exited: asyncio.Future  # resolves to the wait status
+    target: InterruptTarget | None = None  # which step a SIGINT is meant for
+    ready: dict = field(default_factory=dict)
+    started_ms: float = 0.0
+
+    def kill(self) -> None:
+        """SIGKILL the kernel's whole process group (its pipes stay readable for last words)."""
+        for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
+            try:
+                target()
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def close(self) -> None:
+        """Kill the kernel and let go of its pipes: nothing more will be read from it."""
+        self.kill()
+        self.commands.close()
+        for transport in (self.stdout.transport, self.stderr.transport, self.replies.transport):
+            if transport:
+                transport.close()
+        if self.target:
+            self.target.close()
+            self.target = None
+
+
+class KernelClient:
+    """Starts a kernel, sends it requests, and keeps one running."""
+
+    def __init__(self, options: KernelOptions | None = None):
+        self.options = options or KernelOptions()
+        shared = launch.shared_zygote()
+        self.scratch_dir = shared[1] if shared else (
+            launch.claim_early_scratch(self.env(), self.policy_disk_limit()) or scratch.make())
+        self.kernel: KernelProcess | None = None
+        self.zygote: ZygoteHandle | None = None
+        self.mode = "spawn" if self.options.spawn else "fork"
+        self._lock = asyncio.Lock()  # one request at a time, or one Pipeline
+        self._death_reason: str | None = None
+        self.restarts = 0
+
+    # -- lifecycle ------------------------------------------------------
+    def policy_disk_limit(self) -> int:
+        return self.options.disk_limit or default_disk_limit()
+
+    def policy(self) -> dict:
+        return {"memory_limit": self.options.memory_limit or default_memory_limit(),
+                "disk_limit": self.policy_disk_limit(),
+                "allow_network": self.options.allow_network, "scratch_dir": self.scratch_dir,
+                "workspace": self.options.workspace, "readable": list(self.options.readable),
+                "script": self.options.script, "argv": list(self.options.argv)}
+
+    def env(self) -> dict[str, str]:
+        return launch.kernel_env(self.options.extra_env)
+
+    async def start(self) -> KernelProcess:
+        """Start the zygote (unless spawning) and one kernel; returns when it is ready."""
+        if self.mode == "fork" and self.zygote is None:
+            self.zygote = ZygoteHandle(self.env(), self.scratch_dir, self.policy()["disk_limit"])
+            await self.zygote.start()
+        self.kernel = await self._new_kernel()
+        return self.kernel
+
+    async def _new_kernel(self) -> KernelProcess:
+        try:
+            return await self._start_kernel()
+        except KernelDied:
+            # A kernel forked just as the template process died dies with it (parent-death signal): go on
+            # with a fresh interpreter, as when the template is already known to be gone.
+            if self.mode != "fork" or not await self.zygote.stopped(ZYGOTE_NEWS_WAIT):
+                raise
+            self._without_zygote()
+            return await self._start_kernel()
+
+    def _without_zygote(self) -> None:
+        self.mode = "spawn"  # no warm template: fall back to a fresh interpreter
+        if launch.shared_zygote():  # its scratch was inside the server's zygote: gone with it
+            self.scratch_dir = scratch.make()
+
+    async def _start_kernel(self) -> KernelProcess:
+        if self.mode == "fork":
+            try:
+                return await self._open_kernel()
+            except ForkFailed:
+                # The template could not fork, or took our pipes and died: a fresh interpreter on fresh
+                # pipes (a kernel it may have forked on the old ones must not share this one's).
+                self._without_zygote()
+        return await self._open_kernel()
+
+    async def _open_kernel(self) -> KernelProcess:
+        started = time.perf_counter()
+        nonce = secrets.token_hex(8)
+        cmd_r, cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        target, target_fd, page_layer = InterruptTarget.create()
+        theirs, ours = [cmd_r, reply_w, out_w, err_w, target_fd], [cmd_w, reply_r, out_r, err_r]
+        try:
+            if self.mode == "fork":
+                pid, exited = await self.zygote.fork(theirs, nonce, self.policy(), self.options.warm_later)
+            else:
+                # As the zygote is started (launch.py): safe path, from "/", in a session of its own.
+                process = await asyncio.create_subprocess_exec(
+                    *launch.python_command(self.options.kernel_module, *map(str, theirs), nonce,
+                                           json.dumps(self.policy())),
+                    pass_fds=theirs, env=self.env(), cwd=launch.KERNEL_CWD, start_new_session=True,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=err_w, stderr=err_w)  # start-up errors stay off the screen
+                pid = process.pid
+                exited = asyncio.get_running_loop().create_future()
+                asyncio.create_task(_resolve_wait(process, exited))
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            if target is not None:
+                target.close()
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        loop = asyncio.get_running_loop()
+        commands, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(cmd_w, "wb", 0))
+        stdout, stderr = OutputPipe(out_r, nonce), OutputPipe(err_r, nonce)
+        await stdout.start()
+        await stderr.start()
+        kernel = KernelProcess(pid, nonce, commands, None, stdout, stderr, exited, target)
+        kernel.replies = ReplyChannel(reply_r, kernel.kill)
+        await kernel.replies.start()
+        ready = await kernel.replies.await_reply(None, None)
+        if ready is None:
+            kernel.close()
+            status = await _status_soon(exited)
+            text, _ = await stderr.step_output(-1, 0.5)
+            reason = kernel.replies.broken or describe_exit(status)
+            raise KernelDied(f"the kernel failed to start: {reason}\n{text.strip()}")
+        # The frontend's own layers, beside those the kernel applied to itself (gradrepl doctor lists both).
+        ready["sandbox"].update(interrupt_page=page_layer, replies=REPLIES_LAYER)
+        kernel.ready = ready
+        kernel.started_ms = round((time.perf_counter() - started) * 1000, 2)
+        return kernel
+
+    async def replace(self) -> KernelProcess:
+        """Kill the current kernel (if alive) and start a fresh one."""
+        old = self.kernel
+        if old is not None:
+            old.close()
+        self.kernel = None
+        self.restarts += 1
+        self.kernel = await self._new_kernel()
+        return self.kernel
+
+    async def close(self) -> None:
+        if self.kernel:
+            self.kernel.close()
+            self.kernel = None
+        if self.zygote:
+            await self.zygote.close()
+            self.zygote = None
+        shutil.rmtree(self.scratch_dir, ignore_errors=True)
+
+    # -- requests -------------------------------------------------------
+    @property
+    def in_flight(self) -> bool:
+        """A request waits for its reply."""
+        return self.kernel is not None and bool(self.kernel.replies.waiting)
+
+    async def request(self, op: str, timeout: float | None = None, **fields) -> dict:
+        """Send one request and wait for its reply; raises KernelDied if the kernel dies."""
+        async with self._lock:
+            kernel = self.kernel
+            if kernel is None:
+                raise KernelDied("no kernel is running")
+            self._death_reason = None
+            reply = None
+            if not kernel.replies.ended:
+                msg_id = self._write(kernel, op, fields)
+                reply = await kernel.replies.await_reply(msg_id, op, timeout)
+            if reply is None:
+                raise await self.lost(kernel)
+            return reply
+
+    @contextlib.asynccontextmanager
+    async def pipeline(self) -> AsyncIterator["Pipeline"]:
+        """Requests sent ahead of their replies (`gradrepl run`): no other request meanwhile."""
+        async with self._lock:
+            self._death_reason = None
+            yield Pipeline(self)
+
+    def _write(self, kernel: KernelProcess, op: str, fields: dict) -> int:
+        # Unguessable ids: learner code cannot forge the reply to a request it never saw.
+        msg_id = secrets.randbits(52)
+        kernel.commands.write(protocol.encode(protocol.request(op, msg_id, **fields)))
+        return msg_id
+
+    async def lost(self, kernel: KernelProcess) -> KernelDied:
+        """Why `kernel` gave no reply: the reason it was killed for, a broken protocol, or its exit."""
+        reason, self._death_reason = self._death_reason, None  # said once: a later death has its own
+        status = await _status_soon(kernel.exited)
+        return KernelDied(reason or kernel.replies.broken or describe_exit(status))
+
+    async def step_output(self, kernel: KernelProcess, step: int, reply: dict) -> tuple[str, str]:
+        """What step `step` printed on stdout and stderr, once its `execute` reply is in; notes on the
+        reply say what was cut. The kernel may already be running a later step: its sentinels cut the pipes."""
+        out, out_dropped = await kernel.stdout.step_output(step, OUTPUT_SETTLE)
+        err, err_dropped = await kernel.stderr.step_output(step, OUTPUT_SETTLE)
+        notes = reply.setdefault("notes", [])
+        for name, dropped in (("stdout", out_dropped), ("stderr", err_dropped)):
+            if dropped:
+                notes.append(f"{name} truncated: {dropped:,} bytes not shown (raw output past "
+                             f"{protocol.OUTPUT_CAP // 1024} KiB per step)")
+        return out, err
+
+    async def leftover_output(self, kernel: KernelProcess) -> tuple[str, str]:
+        """What a dead kernel printed last (its faulthandler report, for one)."""
+        out, _ = await kernel.stdout.step_output(-1, 0.5)
+        err, _ = await kernel.stderr.step_output(-1, 0.5)
+        return out, err
+
+    def interrupt(self, step: int = ANY_STEP) -> bool:
+        """Send SIGINT to the running step, if it is `step`. Returns False if no kernel runs."""
+        if self.kernel is None:
+            return False
+        if self.kernel.target:
+            self.kernel.target.aim(step)
+        try:
+            os.kill(self.kernel.pid, signal.SIGINT)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def kill(self, reason: str) -> None:
+        """Kill the kernel now if a request waits on it; that request fails with `reason`."""
+        if self.kernel is not None and self.in_flight:
+            self._death_reason = reason
+            self.kernel.kill()
+
+
+class Pipeline:
+    """Requests written one after another without waiting: each `send` gives the future of its
+    reply (None: the kernel ended before answering; `KernelClient.lost` says why). Kernels answer
+    in order, so the first unanswered request is the one the kernel died on."""
+
+    def __init__(self, client: KernelClient):
+        self.client = client
+
+    def send(self, op: str, **fields) -> tuple[KernelProcess | None, asyncio.Future]:
+        kernel = self.client.kernel
+        if kernel is None or kernel.replies.ended:
+            future = asyncio.get_running_loop().create_future()
+            future.set_result(None)
+            return kernel, future
+        msg_id = self.client._write(kernel, op, fields)
+        return kernel, kernel.replies.expect(msg_id, op)
+
+
+async def _resolve_wait(process: asyncio.subprocess.Process, future: asyncio.Future) -> None:
+    await process.wait()
+    cgroups.forget(process.pid)  # the kernel's pids cgroup, if it made one: no zygote reaps a spawned kernel
+    if not future.done():
+        # asyncio gives a return code; turn it back into a wait status for describe_exit.
+        code = process.returncode
+        future.set_result((-code) & 0x7F if code < 0 else (code & 0xFF) << 8)
+
+
+async def _status_soon(exited: asyncio.Future) -> int | None:
+    try:
+        return await asyncio.wait_for(asyncio.shield(exited), 1.0)
+    except asyncio.TimeoutError:
+        return None

@@ -1,0 +1,133 @@
+"""Whether a torch.func transform ran in a step: transforms return gradients as values and write no
+.grad, so a learner who expected .grad to fill in is told (views/diagnosis.py words it).
+
+The transforms are wrapped once, where the learner reaches them (``torch.func.grad`` and
+``from torch.func import grad`` alike); a wrapper counts a call and calls through. A transform
+that returns a function (grad, jacrev, ...) counts when that function is called, since that is
+when it differentiates.
+
+The tensors a transform returns (at the outermost level: nested transforms are one) are remembered, so
+a task's check can ask whether a target is the very tensor a transform gave, unchanged since
+(task_state.py's `by_transform`), and not one written by hand beside a transform whose result was dropped.
+
+Each is remembered with what ran inside the outermost transform's call: the modules whose forward ran
+(a global forward pre-hook) and the Python functions called (their code objects, by sys.setprofile), both
+active only while a transform runs. So a check can ask that the task's own model or function was the one
+transformed (`by_transform_of`), not a hand-made function of constants computed beside it.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import sys
+
+import torch.func
+import torch.nn.modules.module as _module_hooks
+
+from gradrepl.kernel.inspect.captured import DATA_PTR, GET
+
+KEPT = 256  # transform results remembered (the newest): a task reads its targets right after the attempt
+# (tensor, data_ptr, version, {id: module whose forward ran}, {id: code object called})
+_made: collections.deque = collections.deque(maxlen=KEPT)
+_depth = 0  # transforms running now: only the outermost one's results are the learner's
+_SETPROFILE, _GETPROFILE, _REGISTER = sys.setprofile, sys.getprofile, _module_hooks.register_module_forward_pre_hook
+
+
+def _entry(t: torch.Tensor):
+    for entry in _made:
+        if entry[0] is t and entry[1] == DATA_PTR(t) and entry[2] == GET["_version"](t):
+            return entry
+    return None
+
+
+def made_by_transform(t: torch.Tensor) -> bool:
+    """Whether `t` is a tensor a transform returned, with its data and version as it returned them."""
+    return _entry(t) is not None
+
+
+def ran_inside(t: torch.Tensor, obj) -> bool:
+    """Whether ``obj`` (a module, or a Python function) ran inside the transform call that returned ``t``:
+    the module's forward, or the function's code."""
+    entry = _entry(t)
+    if entry is None:
+        return False
+    modules, codes = entry[3], entry[4]
+    if isinstance(obj, torch.nn.Module):
+        return modules.get(id(obj)) is obj
+    code = getattr(obj, "__code__", None)
+    return code is not None and codes.get(id(code)) is code
+
+
+def _remember(result, modules: dict, codes: dict) -> None:
+    for value in result if isinstance(result, (tuple, list)) else (result,):
+        if isinstance(value, torch.Tensor):
+            _made.append((value, DATA_PTR(value), GET["_version"](value), modules, codes))
+
+
+def _outermost(call, *args, **kwargs):
+    global _depth
+    if _depth:
+        _depth += 1
+        try:
+            return call(*args, **kwargs)
+        finally:
+            _depth -= 1
+    modules: dict = {}
+    codes: dict = {}
+
+    def forward_ran(module, _inputs):
+        modules[id(module)] = module
+
+    earlier = _GETPROFILE()
+
+    def called(frame, event, arg):
+        if event == "call":
+            codes[id(frame.f_code)] = frame.f_code
+        if earlier is not None:
+            earlier(frame, event, arg)
+
+    hook = _REGISTER(forward_ran)
+    _SETPROFILE(called)
+    _depth = 1
+    try:
+        result = call(*args, **kwargs)
+    finally:
+        _depth = 0
+        _SETPROFILE(earlier)
+        hook.remove()
+    _remember(result, modules, codes)
+    return result
+
+RUN_NOW = ("vjp", "jvp", "linearize")                                   # differentiate when called
+RETURN_FUNCTIONS = ("grad", "grad_and_value", "jacrev", "jacfwd", "hessian")  # differentiate when theirs is
+
+
+class TransformWatch:
+    """Counts the torch.func transforms that ran; compare ``calls`` before and after a step."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def install(self) -> None:
+        for name in RUN_NOW + RETURN_FUNCTIONS:
+            real = getattr(torch.func, name, None)
+            if real is not None and not hasattr(real, "_gradrepl_counted"):
+                setattr(torch.func, name, self._counting(real, returns_function=name in RETURN_FUNCTIONS))
+
+    def _counting(self, real, returns_function: bool):
+        @functools.wraps(real)
+        def transform(*args, **kwargs):
+            if not returns_function:
+                self.calls += 1
+                return _outermost(real, *args, **kwargs)
+            made = real(*args, **kwargs)
+
+            @functools.wraps(made)
+            def transformed(*inner, **inner_kwargs):
+                self.calls += 1
+                return _outermost(made, *inner, **inner_kwargs)
+            return transformed
+
+        transform._gradrepl_counted = True
+        return transform

@@ -1,0 +1,78 @@
+"""The sympy-only kernel: `gradrepl check EXPR` without --at, answered without importing torch.
+
+Spawned as the full kernel is (client/launch.py: `python -P` from "/", the allow-listed environment,
+a session of its own), ``python -m gradrepl.kernel.symbolic_kernel CMD REPLY OUT ERR INTERRUPT NONCE
+POLICY_JSON``, it applies the same sandbox (wiring.harden: kernel/sandbox/'s layers), sends the same
+ready line without "torch" (it has none), and answers `check_expr` with no point (the symbolic
+derivatives, by checks.derivatives: the safe reader, then sympy, as the full kernel's check_expression
+does without a point), `ping` and `shutdown` over the same protocol and reply schema. Anything that needs torch (a point, a step) is
+refused with a request error's code; the client asks a full kernel for that.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import gc
+import json
+import os
+import sys
+
+from gradrepl.kernel import sandbox, wiring
+from gradrepl.kernel.guard import Overtime, time_limit
+from gradrepl.kernel.streams import write_all
+from gradrepl.protocol import messages as protocol
+
+OP_SECONDS = 30.0  # as the full kernel's requests (kernel/requests.py, which imports torch): then given up on
+
+def handle(message: dict) -> dict:
+    """One request's reply: the derivatives alone, a pid, or the code for a request it cannot take."""
+    op, msg_id = message.get("op"), message.get("id")
+    if op == "check_expr" and not message.get("point"):
+        return _derivatives(msg_id, message.get("expr", ""))
+    elif op == "ping":
+        return protocol.reply(msg_id, pid=os.getpid())
+    elif op == "shutdown":
+        return protocol.reply(msg_id)
+    # a point, a step: torch's work (views/remarks.REQUEST_ERRORS words the code)
+    return protocol.reply(msg_id, ok=False, error={"code": "unknown_op", "names": {"op": str(op)}})
+
+
+def _derivatives(msg_id, expr) -> dict:
+    """The derivatives' reply; out of time or memory (a huge expression) said as the full kernel says it, so
+    `check` calls it too large (exit 2) here too."""
+    try:
+        with time_limit(OP_SECONDS):
+            from gradrepl.kernel.symbolic import checks
+
+            return protocol.reply(msg_id, check=checks.derivatives(expr))
+    except Overtime:
+        return protocol.reply(msg_id, ok=False, exhausted="time",
+                              error={"code": "gave_up", "names": {"op": "check_expr", "seconds": OP_SECONDS}})
+    except MemoryError:
+        gc.collect()  # what the failed import or derivative held
+        return protocol.reply(msg_id, ok=False, exhausted="memory",
+                              error="MemoryError: the kernel ran out of memory while answering")
+
+
+def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, policy: dict) -> None:
+    """Become the sympy-only kernel: wire the fds, harden the process, answer requests until EOF."""
+    wiring.wire_fds(cmd_fd, reply_fd, out_fd, err_fd)
+    faulthandler.enable(file=2, all_threads=False)
+    layers = wiring.harden(policy)
+    write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
+                                          "sandbox": layers}))
+    wiring.answer_requests(cmd_fd, reply_fd, handle)
+    os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m gradrepl.kernel.symbolic_kernel CMD REPLY OUT ERR INTERRUPT NONCE POLICY_JSON``, as the worker."""
+    args = sys.argv[1:] if argv is None else argv
+    cmd_fd, reply_fd, out_fd, err_fd = (int(a) for a in args[:4])
+    policy = json.loads(args[6])
+    policy["disk"] = sandbox.own_scratch(policy["scratch_dir"], policy["disk_limit"])  # its own tmpfs, as spawned
+    serve(cmd_fd, reply_fd, out_fd, err_fd, policy)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Files and expressions that are too big get a clear answer, with a real kernel where one is asked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.cli import gradrepl
+
+
+def test_run_of_an_endless_file_is_bounded():
+    done = gradrepl("run", "/dev/zero", timeout=60)
+    assert done.returncode == 2
+    assert "too large" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("budget", ["1M", "8M", "16M"])
+def test_check_that_exhausts_the_kernel_says_too_large_not_no_answer(budget):
+    # Where the allocation fails differs with the budget: a MemoryError, or (often at 8M here) C code
+    # in sympy or the import machinery that returns NULL without one, which Python raises as SystemError.
+    done = gradrepl("check", "x**x**x**x**x**x**x**x**x**x**x**x**x", "--at", "x=2", "--memory-limit", budget)
+    assert done.returncode == 2, done.stderr
+    assert "too large" in done.stderr and "gave no answer" not in done.stderr
+
+
+def test_check_with_no_finite_value_exits_non_zero():
+    done = gradrepl("check", "exp(exp(exp(exp(x))))", "--at", "x=10", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert json.loads(done.stdout)["value"] is None
+    assert "nothing could be compared" in done.stderr
+    assert gradrepl("check", "x**2", "--at", "x=3").returncode == 0

@@ -1,0 +1,52 @@
+"""Across two backward calls, the plain table's .grad says which backward added what (issue 25), in the
+words the TUI's panel uses (views.tables.grad_words): on a real pty, and in `gradrepl run`'s text."""
+
+import subprocess
+
+from tests.support.paths import GRADREPL
+from tests.support.pty import screen_lines
+
+TWO_BACKWARDS = ["x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "y.backward(retain_graph=True)",
+                 "y.backward()"]
+
+
+def x_rows(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.lstrip("* ").startswith("x ")]
+
+
+def test_the_step_table_and_tensors_say_what_the_second_backward_added(repl):
+    repl.prompt(1)
+    for step, line in enumerate(TWO_BACKWARDS, 2):
+        repl.type(line + "\r")
+        shown = screen_lines(repl.prompt(step))
+    assert [row.split()[:5] for row in x_rows(shown)] == [["*", "x", "yes", "yes", "—"]]
+    assert "14 (+7 at In [4])" in x_rows(shown)[0], shown  # the second backward added 7 to the first's 7
+    repl.type("%tensors\r")  # looks only: takes no number
+    repl.read_until(b"dtype")
+    table = screen_lines(repl.prompt(5))
+    assert "14 (+7 at In [4])" in x_rows(table)[0], table
+    repl.type("x.grad.zero_()\r")
+    repl.prompt(6)
+    repl.type("%tensors\r")
+    repl.read_until(b"dtype")
+    table = screen_lines(repl.prompt(6))
+    assert "(+" not in x_rows(table)[0] and x_rows(table)[0].split()[4] == "0", table  # emptied: no addition
+
+
+def test_the_first_backward_writes_and_says_no_addition(repl):
+    repl.prompt(1)
+    for step, line in enumerate(TWO_BACKWARDS[:3], 2):
+        repl.type(line + "\r")
+        shown = screen_lines(repl.prompt(step))
+    assert x_rows(shown)[0].split()[5] == "7" and "(+" not in x_rows(shown)[0], shown
+
+
+def test_run_prints_what_the_second_backward_added(tmp_path):
+    script = tmp_path / "twice.py"
+    script.write_text("import torch\n" + "\n".join(TWO_BACKWARDS) + "\n")
+    proc = subprocess.run([*GRADREPL, "run", str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    steps = proc.stdout.split("── step ")
+    third, fourth = steps[4], steps[5]  # `import torch` is step 1
+    assert "y.backward(retain_graph=True)" in third and "(+" not in third
+    assert "y.backward()" in fourth and "14 (+7 at In [5])" in fourth, proc.stdout

@@ -1,0 +1,1 @@
+"""What several test folders share: paths, the CLI runner, pty, process and serve helpers, TUI waits."""

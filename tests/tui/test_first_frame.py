@@ -1,0 +1,98 @@
+"""The first frame waits only for what it shows: `gradrepl` with no command paints the console and the
+panel without importing the course, the quiz, their parsers (markdown-it, yaml) or other commands, and
+without garbage collections (turned back on once the frame is painted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.support.paths import ROOT
+
+# Loaded when a lesson, the quiz or another command is opened (pygments: when a step is echoed); never before
+# the first frame.
+NOT_BEFORE_FIRST_FRAME = (
+    "gradrepl.tutor", "gradrepl.tui.lesson", "gradrepl.tui.quiz", "gradrepl.plain", "markdown_it", "yaml",
+    "fsrs", "sqlite3", "textual.widgets._markdown", "pygments", "torch", "sympy", "numpy",
+)
+
+FIRST_FRAME = """
+import asyncio, gc, sys
+from gradrepl import cli
+
+if cli._opens_the_tui([]):
+    gc.disable()  # as cli.main does until the first frame
+parser, _ = cli.build_parser([])  # as `gradrepl` with no command builds it
+args = parser.parse_args([])
+from gradrepl.tui.app import GradReplApp
+from gradrepl.tui.console.console_log import ConsoleLog
+
+async def first_frame():
+    app = GradReplApp(start_kernel=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "importing torch" in "\\n".join(line.text for line in app.query_one(ConsoleLog).lines)
+        print(sorted(name for name in sys.modules
+                     if name.startswith("gradrepl.commands.") and name != "gradrepl.commands.common"))
+        print(sorted(name for name in sys.modules if name.startswith({prefixes})))
+        print("collector on" if gc.isenabled() else "collector off")
+
+asyncio.run(first_frame())
+"""
+
+
+def test_the_first_frame_imports_no_lesson_quiz_or_other_command():
+    code = FIRST_FRAME.format(prefixes=NOT_BEFORE_FIRST_FRAME)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    other_commands, pulled, collector = done.stdout.strip().splitlines()[-3:]
+    assert other_commands == "[]"
+    assert pulled == "[]"
+    assert collector == "collector on"  # held off only until the first frame
+
+
+def test_help_and_a_mistyped_command_still_name_every_command():
+    from gradrepl import cli
+
+    for argv in (["--help"], ["--plain", "-h"], ["lesons"]):
+        done = subprocess.run([sys.executable, "-m", "gradrepl", *argv], capture_output=True, text=True,
+                              cwd=ROOT, timeout=60, stdin=subprocess.DEVNULL)
+        said = done.stdout + done.stderr
+        assert all(name in said for name in cli.COMMANDS), (argv, said)
+
+
+def test_a_command_registers_only_itself_and_keeps_its_own_help():
+    done = subprocess.run([sys.executable, "-m", "gradrepl", "run", "--help"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and "usage: gradrepl run" in done.stdout and "--stop-on-error" in done.stdout
+
+
+async def test_code_typed_before_the_highlighter_is_ready_keeps_its_cursor_and_gets_colours(tmp_path):
+    from textual.app import App
+
+    from gradrepl.history import History
+    from gradrepl.tui.console.code_input import CodeInput
+
+    class Early(App):
+        def compose(self):
+            yield CodeInput(History(tmp_path / "history.jsonl"))
+
+        def on_mount(self) -> None:  # before the first frame, so before the Python highlighting
+            code_input = self.query_one(CodeInput)
+            code_input.load_text("x = 1\nfor i in range(3):")
+            code_input.move_cursor((1, 3))
+
+    app = Early()
+    async with app.run_test(size=(60, 10)) as pilot:
+        code_input = app.query_one(CodeInput)
+        for _ in range(100):  # the highlighter comes after the first frame and the footer's keys
+            if code_input.language == "python":
+                break
+            await pilot.pause(0.05)
+        assert code_input.language == "python"
+        assert code_input.cursor_location == (1, 3)
+        assert code_input.text == "x = 1\nfor i in range(3):"
+        colours = {segment.text.strip(): segment.style.color for segment in code_input.render_line(1)
+                   if segment.text.strip()}
+        assert colours["for"] != colours["i"]  # a keyword is coloured apart from a name

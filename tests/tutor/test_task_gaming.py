@@ -1,0 +1,357 @@
+"""Fixes that fix nothing are refused by the shipped course's tasks (issue 22 §1), and right ones are not.
+
+Each gaming attempt is one a learner typed while playing the course: a target
+hard-coded, a name the old expression checks read rebound (or torch patched),
+or a half-fix. Grading runs in real kernels: the solution from the task's start
+in one, the attempt from the same start in another, compared in the frontend.
+"""
+
+import pytest
+
+from gradrepl.tutor.grading import grade
+from gradrepl.tutor.lesson import load_course
+from tests.support.paths import ROOT
+
+COURSE = load_course(ROOT / "lessons")
+
+
+def question(uid: str):
+    found = COURSE.question(uid)
+    assert found is not None, uid
+    return found
+
+
+HARD_CODED = [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\nx3.grad = torch.tensor(12.)"),
+    ("non-scalar/pass-a-seed", "x.grad = torch.full((3,), 2 / 3)"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\nz.backward()\ngrad_h = torch.tensor(12.)"),
+    ("module-loop/write-the-loop", "with torch.no_grad():\n    model.weight.copy_(torch.tensor([[2.0, -1.0]]))\n"
+                                   "    model.bias.fill_(1.0)"),
+    ("in-place/out-of-place", "a.grad = torch.tensor([0.5, 0.3932])"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\nw.grad = torch.tensor([4.0, 6.0])"),
+]
+
+REBOUND = [
+    ("retain-graph/twice-on-purpose", "_passes = [1, 1]\nx.grad = torch.tensor(14.)"),
+    ("accumulation-on-purpose/accumulate-right", "_backwards = [1] * 4\nlin.weight.grad = g_full.clone()"),
+    ("tracking/opt-in-later", "w = torch.ones(3, requires_grad=True)\n_w_given = w"),
+    ("accumulation/zero-it", "x.grad = torch.zeros(())\n_grad_given = x.grad"),
+    ("trainable-parameters/filtered-optimizer",
+     "_trainable = list(net.parameters())\nopt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)"),
+    ("module-loop/write-the-loop", "loss_fn = lambda a, b: torch.tensor(0.0)"),
+    ("training-loop/one-step", "torch.allclose = lambda *a, **k: True\nw.grad.zero_()\nb.grad.zero_()"),
+    ("autograd-grad/gradient-penalty", "w.grad = _penalty_grad.clone()"),
+    ("autograd-grad/gradient-penalty", "w.grad = torch.tensor([0.0] * 3)\ntorch.allclose = lambda *a, **k: True"),
+]
+
+HALF_FIXES = [
+    ("accumulation-on-purpose/accumulate-right",
+     "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss_fn(lin(xb), yb).backward()\nlin.weight.grad /= 4"),
+    ("parameters/freeze-first", "model[0] = nn.Linear(3, 4).requires_grad_(False)"),
+    ("non-scalar/pass-a-seed", "y.mean().backward()"),
+    ("in-place/out-of-place", "s = a.sigmoid().clone()\ns.mul_(2)\ns.sum().backward()"),
+]
+
+
+# Found by attacking each task by hand, beyond lint's generic moves: another function with the same
+# slope, passes whose sum is right, a gradient read from the wrong place, a rule met in dead code.
+BY_HAND = [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 * 12).backward()"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(3 * x3 ** 2).backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w * (2 * w.detach())).sum().backward()"),
+    ("module-loop/write-the-loop", "A = torch.cat([X, torch.ones(64, 1)], 1)\nsol = torch.linalg.lstsq(A, Y).solution\n"
+                                   "with torch.no_grad():\n    model.weight.copy_(sol[:2].T)\n    model.bias.copy_(sol[2])\n"
+                                   "for _ in range(100):\n    model(X).sum().backward()"),
+    ("accumulation-on-purpose/accumulate-right", "for i in range(4):\n    (loss_fn(lin(X), Y) / 4).backward()"),
+    ("in-place/out-of-place", "s = a.sigmoid().clone()\nm = s.mul_\nm(2)\ns.sum().backward()"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nh.retain_grad()\n(h ** 2).backward()\ngrad_h = x.grad / 3"),
+    ("non-scalar/pass-a-seed", "if False:\n    y.backward(torch.ones(3) / 3)\ny.mean().backward()"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\nz.backward()\nh.retain_grad()\nh.grad = 2 * h.detach()\n"
+                                     "grad_h = h.grad"),
+]
+
+
+# Found by a blind play-through: torch or an object patched so that the unfixed starter passes, grad
+# mode left off for good.
+PATCHED = [
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nz = h ** 2\n_b = torch.Tensor.backward\n"
+     "torch.Tensor.backward = lambda self, *a, **k: (h.retain_grad(), _b(self, *a, **k))[1]\n"
+     "z.backward()\ngrad_h = h.grad"),
+    ("module-loop/write-the-loop", "_s = opt.step\nopt.step = lambda *a, **k: (_s(*a, **k), opt.zero_grad())[0]\n"
+     "for step in range(100):\n    loss = loss_fn(model(X), Y)\n    loss.backward()\n    opt.step()"),
+    ("autograd-grad/gradient-penalty", "import functools\n"
+     "torch.autograd.grad = functools.partial(torch.autograd.grad, create_graph=True)"),
+    ("training-loop/one-step", "torch.set_grad_enabled(False)\nw -= lr * w.grad\nb -= lr * b.grad\n"
+     "w.grad.zero_()\nb.grad.zero_()"),
+]
+
+
+# Found by a second blind play-through: a backward seed chosen to make the number come out on the wrong
+# graph, a cancelling backward, the input gradient derived by hand, gradient numbers typed in.
+BLIND = [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 2).backward(torch.tensor(3.0))"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\nx3.pow(1).backward(torch.tensor(12.0))"),
+    ("non-scalar/pass-a-seed", "y.mean().backward(retain_graph=True); y.backward(torch.zeros(3))"),
+    ("retain-graph/twice-on-purpose", "y.backward(torch.tensor(2.0), retain_graph=True); y.backward(torch.tensor(0.0))"),
+    ("retain-graph/twice-on-purpose", "y.backward(torch.tensor(3.0), retain_graph=True); y.backward(torch.tensor(-1.0))"),
+    ("accumulation/zero-it", "(-2 * (x ** 2 + 3 * x)).backward()"),
+    ("accumulation/zero-it", "x.grad.sub_(14)"),
+    ("autograd-grad/gradient-penalty", "g = w * (1 - (w * inp).tanh() ** 2)\npenalty = (g.norm() - 1) ** 2\n"
+                                       "penalty.backward()"),
+    ("autograd-grad/gradient-penalty", "g = w / torch.cosh(w * inp) ** 2\npenalty = (g.norm() - 1) ** 2\n"
+                                       "penalty.backward()"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w -= lr * torch.tensor([-4.0278239250183105])\n"
+                               "    b -= lr * torch.tensor([-7.004881858825684])\nw.grad.zero_()\nb.grad.zero_()"),
+]
+
+
+# Found by a third blind play-through: a gradient hook rescales the gradient as backward runs, so the
+# wrong computation's state matches the solution's.
+@pytest.mark.parametrize("uid, attempt", [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\nhk = x3.register_hook(lambda g: g * 3)\n"
+                                 "(x3 ** 2).backward()"),
+    ("accumulation-on-purpose/accumulate-right",
+     "for p in lin.parameters():\n    p.register_hook(lambda g: g / 4)\n"
+     "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss_fn(lin(xb), yb).backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n"
+                               "w.register_hook(lambda g: g * 2)\n(w * w.detach()).sum().backward()"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\ny = x3 ** 2\n"
+                                 "y.grad_fn.register_hook(lambda gi, go: (gi[0] * 3,))\ny.backward()"),
+])
+async def test_a_gradient_hook_is_refused_with_why(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted a hook: {attempt!r}"
+    assert "hook" in graded.feedback, graded.feedback
+
+
+@pytest.mark.parametrize("uid, attempt, says", [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 2).backward(torch.tensor(3.0))",
+     "seed"),
+    ("retain-graph/twice-on-purpose", "y.backward(torch.tensor(2.0), retain_graph=True); y.backward(torch.tensor(0.0))",
+     "seed"),
+    ("accumulation/zero-it", "(-2 * (x ** 2 + 3 * x)).backward()", "backward"),
+    ("accumulation/zero-it", "x.grad.sub_(14)", "x.grad.sub_(14)"),
+    ("autograd-grad/gradient-penalty", "g = w / torch.cosh(w * inp) ** 2\npenalty = (g.norm() - 1) ** 2\n"
+                                       "penalty.backward()", "torch.autograd.grad"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w -= lr * torch.tensor([-4.0278239250183105])\n"
+                               "    b -= lr * torch.tensor([-7.004881858825684])\nw.grad.zero_()\nb.grad.zero_()",
+     "-4.0278"),
+])
+async def test_a_blind_fix_is_refused_with_what_it_misses(session, uid, attempt, says):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert says in graded.feedback, graded.feedback
+
+
+@pytest.mark.parametrize("uid, attempt", [
+    ("in-place/out-of-place", "s = a.sigmoid()\ns = s + s\ns.sum().backward()"),
+    ("in-place/out-of-place", "s = torch.add(a.sigmoid(), a.sigmoid())\ns.sum().backward()"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD(filter(lambda p: p.requires_grad, net.parameters()), lr=0.1, momentum=0.9)"),
+    ("training-loop/one-step", "torch.set_grad_enabled(False)\nw -= lr * w.grad\nb -= lr * b.grad\n"
+     "torch.set_grad_enabled(True)\nw.grad.zero_()\nb.grad.zero_()"),
+    ("accumulation-on-purpose/accumulate-right",
+     "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss_fn(lin(xb), yb).backward(torch.tensor(0.25))"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3.0).backward(torch.tensor(1.0))"),
+    ("retain-graph/twice-on-purpose", "y.backward(torch.tensor(1.0), retain_graph=True)\ny.backward(torch.ones(()))"),
+    ("accumulation/zero-it", "x.grad.fill_(0)"),
+    ("autograd-grad/gradient-penalty", "g = torch.autograd.grad(outputs=[out], inputs=[inp], create_graph=True)[0]\n"
+                                       "penalty = (g.norm() - 1) ** 2\npenalty.backward()"),
+    ("autograd-grad/gradient-penalty", "out2 = (w * inp).tanh().sum()\n"
+                                       "g = torch.autograd.grad(out2, inp, create_graph=True)[0]\n"
+                                       "penalty = (g.pow(2).sum().sqrt() - 1) ** 2\npenalty.backward()"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w.add_(w.grad, alpha=-lr)\n    b.add_(b.grad, alpha=-lr)\n"
+                               "w.grad.zero_()\nb.grad.zero_()"),
+])
+async def test_right_answers_in_another_form_still_pass(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert graded.correct, f"{uid} refused: {attempt!r}: {graded}"
+
+
+@pytest.mark.parametrize("uid, attempt", BY_HAND + PATCHED + BLIND)
+async def test_a_fix_found_by_hand_is_refused(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+
+
+@pytest.mark.parametrize("uid, attempt", HARD_CODED)
+async def test_a_hard_coded_target_is_refused(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted a hard-coded answer: {attempt!r}"
+
+
+@pytest.mark.parametrize("uid, attempt", REBOUND)
+async def test_rebinding_what_a_check_read_or_patching_torch_is_refused(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted a rebinding: {attempt!r}"
+
+
+@pytest.mark.parametrize("uid, attempt", HALF_FIXES)
+async def test_a_half_fix_is_refused(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted a half-fix: {attempt!r}"
+
+
+@pytest.mark.parametrize("uid, attempt, says", [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\nx3.grad = torch.tensor(12.)",
+     "not be written in by hand"),
+    ("parameters/freeze-first", "model[0] = nn.Linear(3, 4).requires_grad_(False)",
+     "freeze it, do not replace it"),
+    ("non-scalar/pass-a-seed", "y.mean().backward()", "pass the gradient argument"),
+    ("in-place/out-of-place", "s = a.sigmoid().clone()\ns.mul_(2)\ns.sum().backward()", "s.mul_(2)"),
+    ("accumulation-on-purpose/accumulate-right",
+     "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss_fn(lin(xb), yb).backward()\nlin.weight.grad /= 4",
+     "lin.bias.grad"),
+    ("module-loop/write-the-loop", "with torch.no_grad():\n    model.weight.copy_(torch.tensor([[2.0, -1.0]]))\n"
+                                   "    model.bias.fill_(1.0)", "backward"),
+    ("leaves-and-hooks/keep-h-grad", "import sys\ngrad_h = sys.modules", "reaches into"),
+])
+async def test_each_refusal_says_what_the_attempt_misses(session, uid, attempt, says):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct
+    assert says in graded.feedback, graded.feedback
+
+
+@pytest.mark.parametrize("uid, attempt", [
+    ("tracking/opt-in-later", "w.requires_grad = True"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2., requires_grad=True)\ny = x3 ** 3\ny.backward()"),
+    ("accumulation/zero-it", "x.grad.mul_(0)"),
+    ("non-scalar/pass-a-seed", "y.backward(gradient=torch.ones(3) / 3)"),
+    ("non-scalar/pass-a-seed", "torch.autograd.backward(y, torch.full_like(y, 1 / 3))"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nh.retain_grad()\nz = h ** 2\nz.backward()\ngrad_h = h.grad"),
+    ("leaves-and-hooks/keep-h-grad", "h = x * 3\nh.retain_grad()\nz = h.pow(2)\ntorch.autograd.backward(z)\n"
+                                     "grad_h = h.grad"),
+    ("retain-graph/twice-on-purpose", "y.backward(retain_graph=True)\ny.backward(retain_graph=True)"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()"),
+    ("in-place/out-of-place", "s = 2 * a.sigmoid()\ns.sum().backward()"),
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3], dtype=torch.float32).requires_grad_()"),
+    ("parameters/freeze-first", "model[0].requires_grad_(False)"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w.sub_(lr * w.grad)\n    b.sub_(lr * b.grad)\n"
+                               "w.grad = None\nb.grad = None"),
+    ("autograd-grad/gradient-penalty", "g = torch.autograd.grad(out, inp, create_graph=True)[0]\n"
+                                       "((g.norm() - 1) ** 2).backward()"),
+    ("module-loop/write-the-loop", "for _ in range(100):\n    opt.zero_grad()\n    loss_fn(model(X), Y).backward()\n"
+                                   "    opt.step()"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD([p for _, p in net.named_parameters() if p.requires_grad], lr=0.1, momentum=0.9)"),
+    ("accumulation-on-purpose/accumulate-right",
+     "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss = loss_fn(lin(xb), yb) / 4\n    loss.backward()"),
+])
+async def test_right_answers_written_another_way_still_pass(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert graded.correct, graded.feedback
+
+
+# z made but never backpropagated: another graph through h whose gradient at h is also 12.
+async def test_keep_h_grad_refuses_a_backward_that_skips_z(session):
+    attempt = "h = x * 3\nh.retain_grad()\nz = h ** 2\n(h * h.detach() * 2).backward()\ngrad_h = h.grad"
+    graded = await grade(question("leaves-and-hooks/keep-h-grad"), attempt, session)
+    assert not graded.correct, f"accepted: {attempt!r}"
+    assert "through z" in graded.feedback, graded.feedback
+
+
+# A refusal's words must be true of the attempt: these tensors do require grad.
+@pytest.mark.parametrize("uid, attempt, says, never", [
+    ("dtypes/make-float", "v = torch.tensor([1., 2., 3.], requires_grad=True) * 1", "leaf",
+     "does not require grad"),
+    ("tracking/opt-in-later", "w = nn.Parameter(w)", "nn.Parameter", "does not require grad"),
+])
+async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt, says, never):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert says in graded.feedback and never not in graded.feedback, graded.feedback
+
+
+# Found by a fourth blind play-through: honest answers the checks refused. The optimizer is judged by the
+# parameters it really holds (net[2]'s are exactly the trainable ones), not by whether the code reads a
+# requires_grad flag (a dead line reading one passed); a Parameter made from a float tensor is floating-point.
+@pytest.mark.parametrize("uid, attempt", [
+    ("trainable-parameters/filtered-optimizer", "opt = torch.optim.SGD(net[2].parameters(), lr=0.1, momentum=0.9)"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD(list(net.parameters())[2:], lr=0.1, momentum=0.9)"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD([net[2].weight, net[2].bias], lr=0.1, momentum=0.9)"),
+    ("dtypes/make-float", "v = nn.Parameter(torch.tensor([1., 2., 3.]))"),
+    ("dtypes/make-float", "v = torch.nn.Parameter(torch.arange(1, 4).float())"),
+    ("dtypes/make-float", "v = torch.arange(1., 4.).requires_grad_()"),
+])
+async def test_an_honest_answer_is_accepted(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"
+
+
+@pytest.mark.parametrize("uid, attempt, says, never", [
+    # a requires_grad flag read in dead code (or in a filter that keeps everything) moves nothing
+    ("trainable-parameters/filtered-optimizer",
+     "flags = [p.requires_grad for p in net.parameters()]\nopt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)",
+     "net[0]", "requires_grad flag"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad or True], lr=0.1, momentum=0.9)",
+     "net[0]", "requires_grad flag"),
+    # a float Parameter that does not require grad: the refusal says so, not "not floating-point"
+    ("dtypes/make-float", "v = nn.Parameter(torch.tensor([1., 2., 3.]), requires_grad=False)",
+     "does not require grad", "floating-point"),
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3])", "not floating-point", "does not require grad"),
+])
+async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert says in graded.feedback and never not in graded.feedback, graded.feedback
+
+
+# Found by a fifth blind play-through (issue 22, lessons 13-23): a transform of a hand-made function of
+# constants computed from the task's model or function, and a penalty whose backward goes "through" g only
+# as g * 0 while constants computed by hand carry the gradient.
+TRANSFORM_OF_CONSTANTS = [
+    ("func-transforms/jacobian-by-transform", "M = ((1 - net(z) ** 2)[:, None] * net[0].weight).detach()\n"
+                                              "J = torch.func.jacrev(lambda t: M @ t)(z)", "net"),
+    ("func-jvp/detach-the-constant", "W, b = net[0].weight.detach(), net[0].bias.detach()\n"
+                                     "s = (torch.tanh(x @ W.T + b) * 10)\n"
+                                     "def shifted(t):\n    return torch.tanh(t @ W.T + b) + s\n"
+                                     "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))", "net"),
+    ("func-higher-order/third-derivative", "c = (-8 * torch.cos(2 * x)).detach()\n"
+                                           "third = torch.func.grad(lambda t: c * t)(x)", "wave"),
+]
+
+
+@pytest.mark.parametrize("uid, attempt, says", TRANSFORM_OF_CONSTANTS)
+async def test_a_transform_of_constants_is_refused_naming_what_never_ran(session, uid, attempt, says):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert f"{says} never ran inside" in graded.feedback, graded.feedback
+
+
+@pytest.mark.parametrize("uid, attempt", [
+    ("func-transforms/jacobian-by-transform", "J = torch.func.jacfwd(net)(z)"),
+    ("func-transforms/jacobian-by-transform", "J = torch.func.jacrev(lambda t: net(t))(z)"),
+    ("func-jvp/detach-the-constant", "def shifted(t):\n    y = net(t)\n    return y + (y * 10).detach()\n"
+                                     "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))"),
+    ("func-higher-order/third-derivative", "from torch.func import grad\nthird = grad(grad(grad(wave)))(x)"),
+    ("func-higher-order/third-derivative", "d = torch.func.grad\nthird = d(d(d(lambda t: wave(t))))(x)"),
+])
+async def test_a_transform_of_the_tasks_own_function_passes(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"
+
+
+# The penalty's gradient must reach w through g: a g * 0 term makes the pass go "through" g while
+# constants computed by hand on detached copies carry d(penalty)/dw.
+PENALTY_BY_CONSTANTS = ("w2 = w.detach().requires_grad_()\ni2 = inp.detach().requires_grad_()\n"
+                        "g2, = torch.autograd.grad((w2 * i2).tanh().sum(), i2, create_graph=True)\n"
+                        "cw, ci = torch.autograd.grad((g2.norm() - 1) ** 2, [w2, i2])\n"
+                        "g, = torch.autograd.grad(out, inp, create_graph=True)\n"
+                        "penalty = (g * 0).sum() + (w * cw).sum() + (inp * ci).sum()\npenalty.backward()")
+
+
+async def test_a_penalty_that_carries_nothing_through_g_is_refused(session):
+    graded = await grade(question("autograd-grad/gradient-penalty"), PENALTY_BY_CONSTANTS, session)
+    assert not graded.correct, "accepted a penalty whose gradient skips g"
+    assert "through g" in graded.feedback, graded.feedback
+
+
+# The task asks for w.grad: a backward that fills w.grad alone (inputs=[w]) is right.
+async def test_a_penalty_backward_into_w_alone_passes(session):
+    attempt = ("g, = torch.autograd.grad(out, inp, create_graph=True)\npenalty = (g.norm() - 1) ** 2\n"
+               "penalty.backward(inputs=[w])")
+    graded = await grade(question("autograd-grad/gradient-penalty"), attempt, session)
+    assert graded.correct, graded.feedback
