@@ -116,7 +116,12 @@ class KernelClient:
             if self.mode != "fork" or not await self.zygote.stopped(ZYGOTE_NEWS_WAIT):
                 raise
             self._without_zygote()
-            return await self._start_kernel()
+            try:
+                return await self._start_kernel()
+            except KernelDied:
+                # The fresh interpreter started while the server raised a new template on a loaded
+                # machine: one more start before the learner is told there is no kernel.
+                return await self._start_kernel()
 
     def _without_zygote(self) -> None:
         self.mode = "spawn"  # no warm template: fall back to a fresh interpreter
@@ -176,7 +181,8 @@ class KernelClient:
         if ready is None:
             kernel.close()
             status = await _status_soon(exited)
-            text, _ = await stderr.step_output(-1, 0.5)
+            # An exited kernel's pipe ends soon: wait for all it said (on a loaded machine that is not 0.5 s).
+            text, _ = await stderr.step_output(-1, 5.0 if status is not None else 0.5)
             reason = kernel.replies.broken or describe_exit(status)
             raise KernelDied(f"the kernel failed to start: {reason}\n{text.strip()}")
         # The frontend's own layers, beside those the kernel applied to itself (gradrepl doctor lists both).
