@@ -1,0 +1,143 @@
+"""The tensor panel's views: its fitted height, the details and trace views, the timeline (F3/F4)."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.widgets import TextArea
+
+from gradrepl.tui.app_part import AppPart
+from gradrepl.tui.console.code_input import CodeInput
+from gradrepl.tui.console.console_log import ConsoleLog
+from gradrepl.tui.tensors.details import TensorDetails
+from gradrepl.tui.panel_fit import fit_panel
+from gradrepl.tui.tensors.tensor_table import TensorTable
+from gradrepl.tui.tensors.past_panel import PastPanel, target_step
+from gradrepl.tui.tensors.trace_view import TraceView
+from gradrepl.tui.view_guard import shows_reply
+from gradrepl.views.trace_story import echo_tag
+
+BORDER_TITLE_CHROME = 6  # a border title's corners and the spaces around it
+
+
+class PanelViews(AppPart):
+    """Opening and closing what the tensor panel shows (app_part.py)."""
+
+    def fit_panel(self) -> None:
+        """The panel's height from its rows when it shows only the table under the console (panel_fit.py)."""
+        base = self.screen_stack[0] if self.screen_stack else None
+        if self.learn or base is None or not base.query("#inspector"):
+            return  # the lesson's grid lays the panel out; or not composed yet
+        inspector = base.query_one("#inspector")
+        only_table = not (inspector.has_class("-details") or inspector.has_class("-past")
+                          or base.query_one(TraceView).display)
+        narrow = self.size.width < self.HORIZONTAL_BREAKPOINTS[1][0]  # the class may lag a resize
+        fit_panel(self.size.height, inspector, len(base.query_one(TensorTable).names), narrow and only_table)
+
+    @on(TraceView.NodeShown)
+    def _trace_node(self, event: TraceView.NodeShown) -> None:
+        """The trace view's node lights the row of the tensor it made (or the leaf whose .grad it fills) and,
+        in the console, the echo of the step whose statement made it (for a leaf's AccumulateGrad, the step
+        that made the leaf, from the timeline)."""
+        self.query_one(TensorTable).point_at(event.tensor)
+        node = event.node or {}
+        step = (event.made_by or {}).get("step")
+        if step is None and "leaf" in node and self.session is not None:
+            created = self.session.timeline.grad_story(node["leaf"]).created
+            step = created[0] if created else None
+        self.query_one(ConsoleLog).light_step(step, echo_tag(node) if step is not None else "")
+
+    @on(TensorTable.RowSelected, "#tensors")
+    def _row_selected(self, event: TensorTable.RowSelected) -> None:
+        self.show_details(event.name)
+
+
+    def show_details(self, name: str) -> None:
+        """Open the details view of tensor `name` and load its graph from the kernel."""
+        self.details_name = name
+        details = self.query_one(TensorDetails)
+        details.display = True
+        details.show_loading(name)
+        self.query_one("#inspector").add_class("-details")
+        self.fit_panel()
+        self.fetch_details(name)
+        self.refresh_bindings()
+
+    @shows_reply("the trace view", on_failure="close_trace")
+    def show_trace(self, traced: dict, before: dict[str, dict] | None = None, stopped: str | None = None) -> None:
+        """Open the node-by-node view of a `%trace` step; it takes the keys until Esc."""
+        view = self.query_one(TraceView)
+        view.display = True
+        view.show_trace(traced, before, stopped)
+        self.fit_panel()
+        if view.display:  # else it could not render the trace, and said so
+            view.focus()
+        self.refresh_bindings()
+
+    @shows_reply("the timeline (F3/F4)", on_failure="return_to_present")
+    def action_timeline(self, delta: int) -> None:
+        """Show the panel as it stood one step earlier (-1) or later (+1); past the last, the present."""
+        past_panel = self.query_one(PastPanel)
+        timeline = self.session.timeline if self.session else None
+        steps = [step for step, _ in timeline.steps] if timeline else []
+        step = target_step(steps, past_panel.step, delta)
+        if step is None:
+            self.return_to_present()
+            return
+        past = timeline.state_at(step)
+        past_panel.show_past(past)
+        past_panel.display = True
+        live = self.query_one("#tensors", TensorTable)
+        if live.has_focus:  # the keys (→ ← ↑ ↓) go to the table on screen
+            past_panel.focus()
+        live.display = False
+        inspector = self.query_one("#inspector")
+        inspector.add_class("-past")
+        inspector.border_title = past_panel.title(past, steps[-1], inspector.size.width - BORDER_TITLE_CHROME)
+        self.fit_panel()
+
+    def return_to_present(self) -> None:
+        panels = self.query(PastPanel)  # none while the app is closing (a late TextArea.Changed)
+        if not panels or panels.first().step is None:
+            return
+        past_panel = panels.first()
+        past_panel.step = None
+        live = self.query_one("#tensors", TensorTable)
+        live.display = True
+        if past_panel.has_focus:
+            live.focus()
+        past_panel.display = False
+        inspector = self.query_one("#inspector")
+        inspector.remove_class("-past")
+        inspector.border_title = "tensors"
+        self.fit_panel()
+
+    @on(TextArea.Changed, "#input")
+    def _typing(self, event: TextArea.Changed) -> None:
+        self.return_to_present()  # any typing returns to the present
+
+    def action_close_details(self) -> None:
+        """Escape: the trace view if it is open, else the details view."""
+        if self.query_one(TraceView).display:
+            self.close_trace()
+        else:
+            self.close_details()
+
+    def close_trace(self) -> None:
+        self.query_one(TraceView).hide()
+        self.fit_panel()
+        self.focus_input()
+        self.refresh_bindings()
+
+    def close_details(self) -> None:
+        self.details_name = None
+        self.query_one(TensorDetails).display = False
+        self.query_one("#inspector").remove_class("-details")
+        self.fit_panel()
+        self.refresh_bindings()
+
+
+    def action_toggle_focus(self) -> None:
+        past = self.query_one(PastPanel)
+        table = past if past.display else self.query_one("#tensors", TensorTable)  # the one on screen
+        target = self.query_one(CodeInput) if table.has_focus else table
+        target.focus()
