@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 from tests.support.paths import GRADREPL
-from tests.support.pty import read_pty
+from tests.support.pty import PtyReader
 
 
 class Terminal:
@@ -27,9 +27,10 @@ class Terminal:
         self.process = subprocess.Popen([*GRADREPL, "--plain"], stdin=slave, stdout=slave, stderr=slave,
                                         close_fds=True, start_new_session=True, preexec_fn=take_terminal)
         os.close(slave)
+        self.reader = PtyReader(self.master)
 
     def until(self, marker: str) -> str:
-        return read_pty(self.master, marker.encode()).decode(errors="replace")
+        return self.reader.until(marker.encode()).decode(errors="replace")
 
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())

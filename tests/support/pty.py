@@ -104,11 +104,26 @@ def wait_until(condition, what: str, timeout: float = 240) -> None:
         time.sleep(0.2)
 
 
-def read_pty(fd: int, marker: bytes, timeout: float = 120) -> bytes:
+class PtyReader:
+    """What a pty prints, read marker by marker: what came after a marker in the same read is kept for the
+    next call (a prompt printed with the note before it would otherwise be lost to the next wait)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.rest = fd, b""
+
+    def until(self, marker: bytes, timeout: float = 120) -> bytes:
+        seen = self.rest + read_pty(self.fd, marker, timeout, already=self.rest)
+        end = seen.index(marker) + len(marker)
+        self.rest = seen[end:]
+        return seen[:end]
+
+
+def read_pty(fd: int, marker: bytes, timeout: float = 120, already: bytes = b"") -> bytes:
+    """Read until `marker` is in what was read (after `already`, read before); what was read."""
     seen = b""
     deadline = time.monotonic() + timeout
-    while marker not in seen:
-        assert time.monotonic() < deadline, f"no {marker!r} in {seen[-400:]!r}"
+    while marker not in already + seen:
+        assert time.monotonic() < deadline, f"no {marker!r} in {(already + seen)[-400:]!r}"
         if select.select([fd], [], [], 0.2)[0]:
             seen += os.read(fd, 65536)
     return seen

@@ -34,8 +34,13 @@ async def test_plot_and_graph_are_drawn_to_the_consoles_width(tmp_path, size):
         plot = recorder.of(StepFinished)[-1].result.display
         assert plot.splitlines()[0].startswith("loss by step (steps 2 to 5, last"), plot
         assert all(len(line) <= width for line in plot.splitlines()), (width, plot)
+        def axis_rows() -> list[str]:
+            return [line for line in screen_text(app).splitlines() if "┤" in line]
+
+        # The console scrolls to its end a frame after the step's reply: wait for it, as an eye would.
+        await until(pilot, lambda: len(axis_rows()) == PLOT_HEIGHT, "the plot's rows on screen")
         screen = screen_text(app)
-        axis = [line for line in screen.splitlines() if "┤" in line]
+        axis = axis_rows()
         assert len(axis) == PLOT_HEIGHT and "█" in axis[0], screen  # every row of columns, the tallest first
         assert "loss by step" in screen, screen
         await run(pilot, recorder, "%graph loss")
