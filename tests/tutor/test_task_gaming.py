@@ -9,16 +9,7 @@ in one, the attempt from the same start in another, compared in the frontend.
 import pytest
 
 from gradrepl.tutor.grading import grade
-from gradrepl.tutor.lesson import load_course
-from tests.support.paths import ROOT
-
-COURSE = load_course(ROOT / "lessons")
-
-
-def question(uid: str):
-    found = COURSE.question(uid)
-    assert found is not None, uid
-    return found
+from tests.support.course import question
 
 
 HARD_CODED = [
