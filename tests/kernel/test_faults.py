@@ -24,6 +24,7 @@ from gradrepl.client.options import KernelOptions
 from gradrepl.host.budgets import parse_size
 from gradrepl.session import Session
 from tests.support.paths import ROOT
+from tests.support.sandbox import require
 
 SMALL_MEMORY = KernelOptions(memory_limit=parse_size("1G"))
 
@@ -55,10 +56,6 @@ async def assert_recovers(session: Session, *earlier: str) -> None:
 def assert_lost_in_words(result) -> None:
     assert result.kernel_event and "lost" in result.kernel_event, result
     assert result.error is not None and result.error.explanation
-
-
-def layer_active(session: Session, name: str) -> bool:
-    return bool(session.sandbox.get(name, {}).get("active"))
 
 
 # --- time ----------------------------------------------------------------------------
@@ -115,8 +112,7 @@ async def test_step_timeout_interrupts_a_headless_step():
 
 async def test_memory_bomb_of_small_allocations_is_a_clean_error(small_session):
     session = small_session
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     await session.execute("kept = torch.arange(3.0)")
     bomb = "hoard = []\nwhile True:\n    hoard.append([0] * 1000)"
     result = await session.execute(bomb)
@@ -131,8 +127,7 @@ async def test_memory_bomb_of_small_allocations_is_a_clean_error(small_session):
 async def test_a_system_error_far_from_the_memory_limit_is_not_blamed_on_memory(session):
     # C code that fails to allocate on the limit may raise SystemError instead of MemoryError; one
     # raised while memory is plentiful is the learner's own and keeps its own words.
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     result = await session.execute('raise SystemError("mine")')
     assert result.error.type == "SystemError" and result.error.message == "mine"
     assert "memory" not in (result.error.explanation or "")
@@ -140,8 +135,7 @@ async def test_a_system_error_far_from_the_memory_limit_is_not_blamed_on_memory(
 
 async def test_memory_bomb_of_tensors_is_a_clean_error(small_session):
     session = small_session
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     bomb = "def fill():\n    hoard = []\n    while True:\n        hoard.append(torch.ones(1 << 20))\nfill()"
     result = await session.execute(bomb)
     assert result.kernel_event is None, result.kernel_event
@@ -151,8 +145,7 @@ async def test_memory_bomb_of_tensors_is_a_clean_error(small_session):
 
 
 async def test_one_huge_allocation_is_a_clean_error(session):
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     await session.execute("small = torch.zeros(2)")
     huge = "big = torch.empty(1 << 42, dtype=torch.uint8)"
     result = await session.execute(huge)
@@ -251,8 +244,7 @@ async def test_raw_fd_output_is_capped_by_the_client(session):
 # --- processes, network, files -----------------------------------------------------------
 
 async def test_fork_bomb_goes_nowhere(session):
-    if not layer_active(session, "syscalls"):
-        pytest.skip(f"syscall filter not active: {session.sandbox.get('syscalls')}")
+    require(session, "syscalls")
     await session.execute("kept = 1")
     bomb = "import os\nwhile True:\n    os.fork()"
     result = await asyncio.wait_for(session.execute(bomb), 30)
@@ -264,8 +256,7 @@ async def test_fork_bomb_goes_nowhere(session):
 
 
 async def test_connect_to_the_tests_own_loopback_listener_fails_fast(session):
-    if not layer_active(session, "network"):
-        pytest.skip(f"network layer not active: {session.sandbox.get('network')}")
+    require(session, "network")
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
@@ -282,8 +273,7 @@ async def test_connect_to_the_tests_own_loopback_listener_fails_fast(session):
 
 
 async def test_write_outside_scratch_fails_and_leaves_no_file(session, tmp_path: Path):
-    if not layer_active(session, "files"):
-        pytest.skip(f"file layer not active: {session.sandbox.get('files')}")
+    require(session, "files")
     target = tmp_path / "escape.txt"
     attempt = f"open({str(target)!r}, 'w').write('learner')"
     result = await session.execute(attempt)
