@@ -24,6 +24,7 @@ from gradrepl.client.options import KernelOptions
 from gradrepl.host.budgets import parse_size
 from gradrepl.session import Session
 from tests.support.paths import ROOT
+from tests.support.reply_pipe import FIND_REPLY_PIPE
 from tests.support.sandbox import require
 
 SMALL_MEMORY = KernelOptions(memory_limit=parse_size("1G"))
@@ -201,16 +202,9 @@ async def test_kernel_killed_from_outside_mid_step(session):
 async def test_kernel_dying_halfway_through_its_reply(session):
     """The kernel writes half a reply line on its reply pipe and dies: the client must not choke."""
     await session.execute("before = 1")
-    half_reply = (
-        "import fcntl, os\n"
-        "for fd in range(3, 256):\n"
-        "    try:\n"
-        "        link = os.readlink(f'/proc/self/fd/{fd}')\n"
-        "        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE\n"
-        "    except OSError:\n"
-        "        continue\n"
-        "    if link.startswith('pipe:') and mode == os.O_WRONLY:\n"
-        "        os.write(fd, b'{\"v\": 1, \"id\": ')\n"
+    half_reply = FIND_REPLY_PIPE + (
+        "for fd in reply_pipes():\n"
+        "    os.write(fd, b'{\"v\": 1, \"id\": ')\n"
         "os._exit(0)"
     )
     result = await asyncio.wait_for(session.execute(half_reply), 30)
