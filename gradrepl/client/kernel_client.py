@@ -108,35 +108,31 @@ class KernelClient:
         return self.kernel
 
     async def _new_kernel(self) -> KernelProcess:
-        try:
-            return await self._start_kernel()
-        except KernelDied:
-            # A kernel forked just as the template process died dies with it (parent-death signal): go on
-            # with a fresh interpreter, as when the template is already known to be gone.
-            if self.mode != "fork" or not await self.zygote.stopped(ZYGOTE_NEWS_WAIT):
-                raise
-            self._without_zygote()
-            try:
-                return await self._start_kernel()
-            except KernelDied:
-                # The fresh interpreter started while the server raised a new template on a loaded
-                # machine: one more start before the learner is told there is no kernel.
-                return await self._start_kernel()
-
-    def _without_zygote(self) -> None:
-        self.mode = "spawn"  # no warm template: fall back to a fresh interpreter
-        if launch.shared_zygote():  # its scratch was inside the server's zygote: gone with it
-            self.scratch_dir = scratch.make()
-
-    async def _start_kernel(self) -> KernelProcess:
         if self.mode == "fork":
             try:
                 return await self._open_kernel()
-            except ForkFailed:
-                # The template could not fork, or took our pipes and died: a fresh interpreter on fresh
-                # pipes (a kernel it may have forked on the old ones must not share this one's).
-                self._without_zygote()
+            except KernelDied as died:
+                if not await self._zygote_unusable(died):
+                    raise
+            self._without_zygote()
+            try:
+                return await self._open_kernel()
+            except KernelDied:
+                # The fresh interpreter started while the server raised a new template on a loaded
+                # machine: one more start before the learner is told there is no kernel.
+                return await self._open_kernel()
         return await self._open_kernel()
+
+    async def _zygote_unusable(self, died: KernelDied) -> bool:
+        """Whether a fork that failed with `died` leaves the template no use: it could not fork, or took our
+        pipes and died (ForkFailed: a kernel it may have forked on them must not share the next one's), or
+        the kernel died with it (parent-death signal, a moment before the template's socket says so)."""
+        return isinstance(died, ForkFailed) or await self.zygote.stopped(ZYGOTE_NEWS_WAIT)
+
+    def _without_zygote(self) -> None:
+        self.mode = "spawn"  # no warm template: fall back to a fresh interpreter on fresh pipes
+        if launch.shared_zygote():  # its scratch was inside the server's zygote: gone with it
+            self.scratch_dir = scratch.make()
 
     async def _open_kernel(self) -> KernelProcess:
         started = time.perf_counter()

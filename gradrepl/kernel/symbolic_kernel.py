@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import faulthandler
 import gc
-import json
 import os
-import sys
 
-from gradrepl.kernel import sandbox, wiring
+from gradrepl.kernel import wiring
 from gradrepl.kernel.guard import Overtime, time_limit
-from gradrepl.kernel.streams import write_all
 from gradrepl.protocol import messages as protocol
 
 OP_SECONDS = 30.0  # as the full kernel's requests (kernel/requests.py, which imports torch): then given up on
@@ -59,19 +56,15 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, policy: dict) ->
     wiring.wire_fds(cmd_fd, reply_fd, out_fd, err_fd)
     faulthandler.enable(file=2, all_threads=False)
     layers = wiring.harden(policy)
-    write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
-                                          "sandbox": layers}))
+    wiring.send_ready(reply_fd, layers)
     wiring.answer_requests(cmd_fd, reply_fd, handle)
     os._exit(0)
 
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m gradrepl.kernel.symbolic_kernel CMD REPLY OUT ERR INTERRUPT NONCE POLICY_JSON``, as the worker."""
-    args = sys.argv[1:] if argv is None else argv
-    cmd_fd, reply_fd, out_fd, err_fd = (int(a) for a in args[:4])
-    policy = json.loads(args[6])
-    policy["disk"] = sandbox.own_scratch(policy["scratch_dir"], policy["disk_limit"])  # its own tmpfs, as spawned
-    serve(cmd_fd, reply_fd, out_fd, err_fd, policy)
+    args = wiring.spawn_args(argv)
+    serve(args.cmd_fd, args.reply_fd, args.out_fd, args.err_fd, args.policy)
 
 
 if __name__ == "__main__":

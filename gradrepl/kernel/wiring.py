@@ -5,8 +5,10 @@ and never send a reply past the protocol's cap. Imports neither torch nor sympy.
 from __future__ import annotations
 
 import io
+import json
 import os
-from typing import Callable
+import sys
+from typing import Callable, NamedTuple
 
 from gradrepl.kernel import sandbox
 from gradrepl.kernel.guard import cap
@@ -42,6 +44,33 @@ def bounded_reply(answer: dict) -> bytes:
         return data
     return protocol.encode(protocol.reply(answer.get("id"), ok=False, error={  # views/remarks.REQUEST_ERRORS
         "code": "reply_too_large", "names": {"mib": len(data) >> 20, "cap_mib": protocol.REPLY_CAP >> 20}}))
+
+
+class SpawnArgs(NamedTuple):
+    """What a spawned kernel is given on its command line, as its serve() takes it."""
+    cmd_fd: int
+    reply_fd: int
+    out_fd: int
+    err_fd: int
+    interrupt_fd: int
+    nonce: str
+    policy: dict
+
+
+def spawn_args(argv: list[str] | None = None) -> SpawnArgs:
+    """``CMD REPLY OUT ERR INTERRUPT NONCE POLICY_JSON`` (client/kernel_client.py spawns so), sys.argv's
+    unless given. No zygote: the policy's disk is a scratch tmpfs of this kernel's own (files do not outlive it)."""
+    args = sys.argv[1:] if argv is None else argv
+    cmd_fd, reply_fd, out_fd, err_fd, interrupt_fd = (int(a) for a in args[:5])
+    policy = json.loads(args[6])
+    policy["disk"] = sandbox.own_scratch(policy["scratch_dir"], policy["disk_limit"])
+    return SpawnArgs(cmd_fd, reply_fd, out_fd, err_fd, interrupt_fd, args[5], policy)
+
+
+def send_ready(reply_fd: int, layers: dict, **more) -> None:
+    """The ready line the client waits for: this kernel's pid and sandbox layers, and `more` (torch's version)."""
+    write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
+                                         "sandbox": layers, **more}))
 
 
 def wire_fds(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int) -> None:

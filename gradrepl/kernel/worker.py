@@ -14,13 +14,12 @@ import sys
 
 import torch
 
-from gradrepl.kernel import sandbox, script_run, wiring
+from gradrepl.kernel import script_run, wiring
 from gradrepl.kernel.aimed_word import AimedWord
 from gradrepl.kernel.requests import MEMORY_RESERVE, Kernel
 from gradrepl.kernel.sandbox import threads as thread_bound
-from gradrepl.kernel.streams import NoInput, write_all
+from gradrepl.kernel.streams import NoInput
 from gradrepl.kernel.wiring import bounded_reply as _bounded_reply  # tests bend it here
-from gradrepl.protocol import messages as protocol
 from gradrepl.protocol.interrupt_word import ANY_STEP
 
 KERNEL_THREADS = max(1, min(4, os.cpu_count() or 1))  # torch's intra-op pool, fixed for a predictable footprint
@@ -81,23 +80,16 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, interrupt_fd: in
     if layers["threads"]["active"] and KERNEL_THREADS > 1 and \
             thread_bound.room_for_stacks(KERNEL_THREADS - 1, spare=MEMORY_RESERVE):
         torch.ones(KERNEL_THREADS << 16).add_(1)
-    write_all(reply_fd, protocol.encode({"v": protocol.PROTOCOL_VERSION, "type": "ready", "pid": os.getpid(),
-                                          "sandbox": layers, "torch": torch.__version__}))
+    wiring.send_ready(reply_fd, layers, torch=torch.__version__)
     wiring.answer_requests(cmd_fd, reply_fd, kernel.handle, lambda answer: _bounded_reply(answer))
     os._exit(0)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Spawn mode: ``python -m gradrepl.kernel.worker CMD REPLY OUT ERR INTERRUPT NONCE POLICY_JSON``."""
-    import json
-
-    args = sys.argv[1:] if argv is None else argv
-    cmd_fd, reply_fd, out_fd, err_fd, interrupt_fd = (int(a) for a in args[:5])
-    nonce, policy = args[5], json.loads(args[6])
-    # No zygote: this kernel's scratch tmpfs is its own (files do not outlive it).
-    policy["disk"] = sandbox.own_scratch(policy["scratch_dir"], policy["disk_limit"])
+    args = wiring.spawn_args(argv)
     warm_up()
-    serve(cmd_fd, reply_fd, out_fd, err_fd, interrupt_fd, nonce, policy)
+    serve(*args)
 
 
 if __name__ == "__main__":

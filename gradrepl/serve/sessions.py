@@ -104,6 +104,7 @@ class Registry:
     async def open(self, session_id: str, learner: str | None, width: int, height: int) -> LearnerSession:
         """A new tutor process for this tab, in the place the caller reserved (counted once, by its id,
         while it is both reserved and in `sessions`)."""
+        session = None
         try:
             if learner:
                 home = os.path.join(self.settings.learners_dir, learner)
@@ -116,14 +117,16 @@ class Registry:
             screen = Screen()
             service = TutorService(self.settings.argv, screen, env, self.downloads, self.template)
             session = LearnerSession(session_id, home, bool(learner), screen, service, folder)
+            self.sessions[session_id] = session
+            await service.start(width, height)
         except BaseException:
+            # As a failed handshake: no session left, and a socket waiting for this one is told so.
+            if session is not None:
+                session.service.kill()  # a process it opened before it failed (stop() knows only a started one)
+                await self.end(session)
             self.release(session_id)
             raise
-        self.sessions[session_id] = session
-        try:
-            await service.start(width, height)
-        finally:
-            self.release(session_id, session)  # the session counts itself from here
+        self.release(session_id, session)  # the session counts itself from here
         asyncio.create_task(self._on_exit(session))
         return session
 

@@ -260,18 +260,18 @@ async def _send(loop, conn: socket.socket, event: dict) -> None:
 
 
 async def _readable(loop, sock: socket.socket) -> None:
-    ready = loop.create_future()
-    loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
-    try:
-        await ready
-    finally:
-        loop.remove_reader(sock.fileno())
+    await _until_ready(loop, sock, loop.add_reader, loop.remove_reader)
 
 
 async def _writable(loop, sock: socket.socket) -> None:
+    await _until_ready(loop, sock, loop.add_writer, loop.remove_writer)
+
+
+async def _until_ready(loop, sock: socket.socket, watch, unwatch) -> None:
+    """Wait until the loop's `watch` (add_reader or add_writer) says `sock` is ready; `unwatch` after."""
     ready = loop.create_future()
-    loop.add_writer(sock.fileno(), lambda: ready.done() or ready.set_result(None))
+    watch(sock.fileno(), lambda: ready.done() or ready.set_result(None))
     try:
         await ready
     finally:
-        loop.remove_writer(sock.fileno())
+        unwatch(sock.fileno())

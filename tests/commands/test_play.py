@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.paths import GRADREPL, ROOT
-from tests.support.lesson_files import HELP_LESSON
+from tests.support.lesson_files import HELP_LESSON, ONE_PLUS_ONE, lesson
 
 LESSON_FILES = sorted((ROOT / "lessons").glob("*.md"))
 
@@ -96,8 +96,7 @@ def test_resume_replays_the_steps_before_and_goes_on():
 
 def test_a_lesson_can_forbid_skipping(tmp_path):
     lesson = tmp_path / "strict.md"
-    lesson.write_text("---\nid: strict\ntitle: Strict\nskippable: false\n---\n\n```question\nid: q\ntype: predict\n"
-                      "prompt: 1 + 1?\nask: 1 + 1\n```\n", encoding="utf-8")
+    lesson.write_text("---\nid: strict\ntitle: Strict\nskippable: false\n---\n\n" + ONE_PLUS_ONE, encoding="utf-8")
     done = play(str(lesson), stdin="skip\n2\n")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "This lesson cannot be skipped" in done.stdout
@@ -273,13 +272,7 @@ def test_a_derivative_in_a_form_the_reader_misses_is_read_or_asked_again_never_s
         assert {(r.question_id, r.correct) for r in store.reviews()} == {("slopes/d", True), ("slopes/e", True)}
 
 
-PAST = '''---
-id: past
-title: The table in the past
-version: 1
----
-
-```python
+PAST = """```python
 a_rather_long_tensor_name = torch.randn(3, 4, requires_grad=True)
 another_long_tensor_name = (a_rather_long_tensor_name * 2).sum()
 another_long_tensor_name.backward()
@@ -289,20 +282,12 @@ another_long_tensor_name.backward()
 %at -1
 ```
 
-```question
-id: q
-type: predict
-prompt: 1 + 1?
-ask: 1 + 1
-```
-'''
+""" + ONE_PLUS_ONE
 
 
 def test_at_tables_fit_the_terminal_play_runs_in(tmp_path):
-    lesson = tmp_path / "past.md"
-    lesson.write_text(PAST, encoding="utf-8")
-    done = subprocess.run([*GRADREPL, "play", str(lesson)], input="2\n", capture_output=True, text=True,
-                          timeout=110, cwd=ROOT, env={**os.environ, "COLUMNS": "70"})
+    done = subprocess.run([*GRADREPL, "play", str(lesson(tmp_path, "past", PAST))], input="2\n", capture_output=True,
+                          text=True, timeout=110, cwd=ROOT, env={**os.environ, "COLUMNS": "70"})
     assert done.returncode == 0, done.stdout + done.stderr
     table = done.stdout.split("%at -1", 1)[1].split("? 1 + 1?", 1)[0]
     assert "a_rather_long_tensor_name" in table

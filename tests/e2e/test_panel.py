@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.support.tmux import E2E, GRADREPL, Tmux, panel_row
+from tests.support.tmux import E2E, panel_row, tutor
 
 pytestmark = E2E
 
@@ -21,7 +21,7 @@ def facts(screen: str, name: str) -> list[str]:
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_four_facts_on_a_real_screen(tmp_path, size):
-    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, *size)
+    term = tutor(tmp_path, *size)
     try:
         term.wait_for(lambda s: "console" in s and "tensors" in s, "the first frame", timeout=20)
         term.wait_for(lambda s: "idle" in s, "the kernel", timeout=60)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.tmux import E2E, GRADREPL, Tmux
+from tests.support.tmux import E2E, tutor
 
 pytestmark = E2E
 
@@ -14,7 +14,7 @@ STEP = "loss = (w ** 2).sum(); w.grad = None; loss.backward(); w.data.mul_(0.5)"
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_plot_and_graph_on_a_real_screen(tmp_path, size):
-    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, *size)
+    term = tutor(tmp_path, *size)
     try:
         term.wait_for(lambda s: "idle" in s, "the kernel", timeout=60)
         term.type("w = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)")

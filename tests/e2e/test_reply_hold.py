@@ -3,13 +3,13 @@ step still shows at once, and after a quick one the footer shows the keys of an 
 
 from __future__ import annotations
 
-from tests.support.tmux import E2E, GRADREPL, Tmux, panel_row
+from tests.support.tmux import E2E, panel_row, tutor
 
 pytestmark = E2E
 
 
 def test_a_slow_step_shows_while_it_runs_and_a_quick_one_leaves_the_idle_keys(tmp_path):
-    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, 120, 40)
+    term = tutor(tmp_path, 120, 40)
     try:
         term.wait_for(lambda s: "● idle" in s, "the kernel", timeout=60)
         term.type_then_pause("import time; time.sleep(3)")

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from tests.support.paths import ROOT
-from tests.support.tmux import E2E, GRADREPL, Tmux, panel_row
+from tests.support.tmux import E2E, GRADREPL, Tmux, panel_row, tutor
 
 pytestmark = E2E
 
 
 def test_first_gradient_on_a_real_screen(tmp_path):
-    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"})
+    term = tutor(tmp_path)
     try:
         term.wait_for(lambda s: "console" in s and "tensors" in s, "the first frame", timeout=20)
         term.type("x = torch.tensor(2.0, requires_grad=True)")
@@ -79,7 +79,7 @@ f(torch.ones(2))
 
 @pytest.mark.parametrize("size", [(80, 24), (150, 45)])
 def test_tab_a_pasted_block_and_a_nested_error_on_a_real_screen(tmp_path, size):
-    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, *size)
+    term = tutor(tmp_path, *size)
     try:
         term.wait_for(lambda s: "idle" in s, "the kernel", timeout=60)
         term.type_then_pause("weights = torch.ones(2, requires_grad=True)")
@@ -130,7 +130,7 @@ def test_tab_a_pasted_block_and_a_nested_error_on_a_real_screen(tmp_path, size):
 
 def test_the_first_frame_at_80x24_is_already_stacked(tmp_path):
     """Every frame from launch on has the panel under the console: the layout never flips."""
-    term = Tmux(str(GRADREPL), {"GRADREPL_HOME": str(tmp_path), "TERM": "xterm-256color"}, 80, 24)
+    term = tutor(tmp_path, 80, 24)
     try:
         frames: list[str] = []
         deadline = time.monotonic() + 60

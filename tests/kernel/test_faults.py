@@ -24,6 +24,8 @@ from gradrepl.client.options import KernelOptions
 from gradrepl.host.budgets import parse_size
 from gradrepl.session import Session
 from tests.support.paths import ROOT
+from tests.support.reply_pipe import FIND_REPLY_PIPE
+from tests.support.sandbox import require
 
 SMALL_MEMORY = KernelOptions(memory_limit=parse_size("1G"))
 
@@ -55,10 +57,6 @@ async def assert_recovers(session: Session, *earlier: str) -> None:
 def assert_lost_in_words(result) -> None:
     assert result.kernel_event and "lost" in result.kernel_event, result
     assert result.error is not None and result.error.explanation
-
-
-def layer_active(session: Session, name: str) -> bool:
-    return bool(session.sandbox.get(name, {}).get("active"))
 
 
 # --- time ----------------------------------------------------------------------------
@@ -115,8 +113,7 @@ async def test_step_timeout_interrupts_a_headless_step():
 
 async def test_memory_bomb_of_small_allocations_is_a_clean_error(small_session):
     session = small_session
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     await session.execute("kept = torch.arange(3.0)")
     bomb = "hoard = []\nwhile True:\n    hoard.append([0] * 1000)"
     result = await session.execute(bomb)
@@ -131,8 +128,7 @@ async def test_memory_bomb_of_small_allocations_is_a_clean_error(small_session):
 async def test_a_system_error_far_from_the_memory_limit_is_not_blamed_on_memory(session):
     # C code that fails to allocate on the limit may raise SystemError instead of MemoryError; one
     # raised while memory is plentiful is the learner's own and keeps its own words.
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     result = await session.execute('raise SystemError("mine")')
     assert result.error.type == "SystemError" and result.error.message == "mine"
     assert "memory" not in (result.error.explanation or "")
@@ -140,8 +136,7 @@ async def test_a_system_error_far_from_the_memory_limit_is_not_blamed_on_memory(
 
 async def test_memory_bomb_of_tensors_is_a_clean_error(small_session):
     session = small_session
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     bomb = "def fill():\n    hoard = []\n    while True:\n        hoard.append(torch.ones(1 << 20))\nfill()"
     result = await session.execute(bomb)
     assert result.kernel_event is None, result.kernel_event
@@ -151,8 +146,7 @@ async def test_memory_bomb_of_tensors_is_a_clean_error(small_session):
 
 
 async def test_one_huge_allocation_is_a_clean_error(session):
-    if not layer_active(session, "memory"):
-        pytest.skip(f"memory limit not active: {session.sandbox.get('memory')}")
+    require(session, "memory")
     await session.execute("small = torch.zeros(2)")
     huge = "big = torch.empty(1 << 42, dtype=torch.uint8)"
     result = await session.execute(huge)
@@ -208,16 +202,9 @@ async def test_kernel_killed_from_outside_mid_step(session):
 async def test_kernel_dying_halfway_through_its_reply(session):
     """The kernel writes half a reply line on its reply pipe and dies: the client must not choke."""
     await session.execute("before = 1")
-    half_reply = (
-        "import fcntl, os\n"
-        "for fd in range(3, 256):\n"
-        "    try:\n"
-        "        link = os.readlink(f'/proc/self/fd/{fd}')\n"
-        "        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE\n"
-        "    except OSError:\n"
-        "        continue\n"
-        "    if link.startswith('pipe:') and mode == os.O_WRONLY:\n"
-        "        os.write(fd, b'{\"v\": 1, \"id\": ')\n"
+    half_reply = FIND_REPLY_PIPE + (
+        "for fd in reply_pipes():\n"
+        "    os.write(fd, b'{\"v\": 1, \"id\": ')\n"
         "os._exit(0)"
     )
     result = await asyncio.wait_for(session.execute(half_reply), 30)
@@ -251,8 +238,7 @@ async def test_raw_fd_output_is_capped_by_the_client(session):
 # --- processes, network, files -----------------------------------------------------------
 
 async def test_fork_bomb_goes_nowhere(session):
-    if not layer_active(session, "syscalls"):
-        pytest.skip(f"syscall filter not active: {session.sandbox.get('syscalls')}")
+    require(session, "syscalls")
     await session.execute("kept = 1")
     bomb = "import os\nwhile True:\n    os.fork()"
     result = await asyncio.wait_for(session.execute(bomb), 30)
@@ -264,8 +250,7 @@ async def test_fork_bomb_goes_nowhere(session):
 
 
 async def test_connect_to_the_tests_own_loopback_listener_fails_fast(session):
-    if not layer_active(session, "network"):
-        pytest.skip(f"network layer not active: {session.sandbox.get('network')}")
+    require(session, "network")
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
@@ -282,8 +267,7 @@ async def test_connect_to_the_tests_own_loopback_listener_fails_fast(session):
 
 
 async def test_write_outside_scratch_fails_and_leaves_no_file(session, tmp_path: Path):
-    if not layer_active(session, "files"):
-        pytest.skip(f"file layer not active: {session.sandbox.get('files')}")
+    require(session, "files")
     target = tmp_path / "escape.txt"
     attempt = f"open({str(target)!r}, 'w').write('learner')"
     result = await session.execute(attempt)

@@ -1,27 +1,14 @@
 """The plain REPL driven through prompt_toolkit's pipe input, with a real kernel."""
 
-
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
-
 from gradrepl.history import History
-from gradrepl.plain.repl import build_prompt, repl
 from gradrepl.session import Session
-from tests.support.plain import drive
+from tests.support.plain import drive, typed_ahead
 
 
 async def test_a_scripted_session_shows_the_gradient(capsys, gradrepl_home):
     session = Session()
-    with create_pipe_input() as pipe:
-        prompt = build_prompt(session, input=pipe, output=DummyOutput())
-        for line in ("x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "y.backward()",
-                     "%graph y", "1 / 0"):
-            pipe.send_text(line + "\r")
-        pipe.send_text("\x04\x04")  # Ctrl-D asks (x and y would be lost), Ctrl-D again quits
-        try:
-            status = await repl(session, prompt)
-        finally:
-            await session.close()
+    status = await typed_ahead(session, ["x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x",
+                                         "y.backward()", "%graph y", "1 / 0"])
     out = capsys.readouterr().out
     assert status == 0
     assert "AddBackward0" in out and "PowBackward0" in out

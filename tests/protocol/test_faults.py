@@ -13,20 +13,8 @@ from gradrepl.client.pipes import OutputPipe
 from gradrepl.protocol.messages import TEXT_CAP
 from gradrepl.session import Session
 from gradrepl.terminal_text import visible
+from tests.support.reply_pipe import FIND_REPLY_PIPE
 
-# Learner code that finds the kernel's reply pipe (the only write-only pipe above fd 2).
-FIND_REPLY_PIPE = (
-    "import fcntl, os\n"
-    "def reply_pipes():\n"
-    "    for fd in range(3, 256):\n"
-    "        try:\n"
-    "            link = os.readlink(f'/proc/self/fd/{fd}')\n"
-    "            mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE\n"
-    "        except OSError:\n"
-    "            continue\n"
-    "        if link.startswith('pipe:') and mode == os.O_WRONLY:\n"
-    "            yield fd\n"
-)
 FIND_NONCE = (
     "import gc\n"
     "nonce = next(o.nonce for o in gc.get_objects() if type(o).__name__ == 'Kernel')\n"

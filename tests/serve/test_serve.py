@@ -22,9 +22,8 @@ pytestmark = pytest.mark.timeout(600)
 
 @pytest.fixture
 def served(tmp_path):
-    server = Served(tmp_path)
-    yield server
-    server.stop()
+    with Served(tmp_path) as server:
+        yield server
 
 
 async def test_refusals_without_the_token_or_from_another_origin(served):
@@ -125,8 +124,7 @@ async def test_two_sockets_with_one_new_tab_id_at_once_share_one_tutor(served):
 
 
 async def test_max_sessions_says_so_and_the_idle_timeout_ends_a_session(tmp_path):
-    served = Served(tmp_path, "--max-sessions", "1", "--idle-timeout", "20s")
-    try:
+    with Served(tmp_path, "--max-sessions", "1", "--idle-timeout", "20s") as served:
         async with aiohttp.ClientSession() as http:
             first = await Learner(http, served).connect()
             await first.ready()
@@ -140,13 +138,10 @@ async def test_max_sessions_says_so_and_the_idle_timeout_ends_a_session(tmp_path
             wait_until(lambda: not alive(tutor), "the idle tutor to end")
             second = await Learner(http, served).connect()  # its place is free again
             await second.ready()
-    finally:
-        served.stop()
 
 
 async def test_reattach_grace_ends_a_tab_left_alone(tmp_path):
-    served = Served(tmp_path, "--reattach-grace", "3")
-    try:
+    with Served(tmp_path, "--reattach-grace", "3") as served:
         async with aiohttp.ClientSession() as http:
             tab = await Learner(http, served).connect()
             await tab.ready()
@@ -158,8 +153,6 @@ async def test_reattach_grace_ends_a_tab_left_alone(tmp_path):
             later = await Learner(http, served, session_id=tab.session_id).connect()
             text = await later.ready()
             assert "kept" not in text  # a new tutor: the old one's names are gone with it
-    finally:
-        served.stop()
 
 
 def test_no_token_is_refused_on_a_public_address(tmp_path):
@@ -178,8 +171,7 @@ def test_sigterm_mid_start_leaves_no_process(tmp_path):
 
 async def test_a_learner_id_names_a_folder_of_its_own_and_no_other(tmp_path):
     learners = tmp_path / "learners"
-    served = Served(tmp_path, "--learners-dir", str(learners))
-    try:
+    with Served(tmp_path, "--learners-dir", str(learners)) as served:
         async with aiohttp.ClientSession() as http:
             for name in ("%2E%2E", "%2E", ".hidden", "a%2Fb"):  # sent as typed: no client-side normalising
                 url = yarl.URL(f"{served.url}ws/{'s' * 24}/{name}?width=80&height=24", encoded=True)
@@ -196,8 +188,6 @@ async def test_a_learner_id_names_a_folder_of_its_own_and_no_other(tmp_path):
             homes = sorted(home_of(pid) for pid in tutors)
             assert homes.count(str(learners / "ada")) == 2 and len(set(homes)) == 2, homes
             assert sorted(os.listdir(learners)) == ["ada"]
-    finally:
-        served.stop()
 
 
 async def test_a_tutor_goes_on_with_a_kernel_of_its_own_when_the_shared_zygote_dies(served):
@@ -261,8 +251,7 @@ async def test_a_token_that_is_not_utf8_is_refused_without_a_traceback(served):
 
 async def test_a_foreign_host_is_refused_so_dns_rebinding_gets_nothing(tmp_path):
     # A rebinding site: its name now points at 127.0.0.1, so the browser sends its Host and its Origin.
-    served = Served(tmp_path, "--allow-host", "hub.example", token=None)
-    try:
+    with Served(tmp_path, "--allow-host", "hub.example", token=None) as served:
         port, path = served.port, "ws/" + "r" * 24
         evil = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
         async with aiohttp.ClientSession() as http:
@@ -283,8 +272,6 @@ async def test_a_foreign_host_is_refused_so_dns_rebinding_gets_nothing(tmp_path)
                        "Origin": "https://hub.example"}
             async with http.get(served.url, headers=proxied) as response:
                 assert response.status == 200
-    finally:
-        served.stop()
     assert "Traceback" not in served.output(), served.output()
 
 
@@ -322,8 +309,7 @@ async def test_malformed_websocket_frames_are_dropped_and_the_tutor_goes_on(serv
 
 
 async def test_a_session_starting_counts_once_against_max_sessions(tmp_path):
-    served = Served(tmp_path, "--max-sessions", "2")
-    try:
+    with Served(tmp_path, "--max-sessions", "2") as served:
         async with aiohttp.ClientSession() as http:
             first = await Learner(http, served).connect()  # its tutor is starting when the second comes
             second = await Learner(http, served).connect()
@@ -332,13 +318,10 @@ async def test_a_session_starting_counts_once_against_max_sessions(tmp_path):
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
                 await Learner(http, served).connect()
             assert refused.value.status == 503
-    finally:
-        served.stop()
 
 
 async def test_handshakes_at_once_get_no_more_tutors_than_max_sessions(tmp_path):
-    served = Served(tmp_path, "--max-sessions", "2")
-    try:
+    with Served(tmp_path, "--max-sessions", "2") as served:
         async with aiohttp.ClientSession() as http:
             tabs = [Learner(http, served) for _ in range(4)]
             results = await asyncio.gather(*(tab.connect() for tab in tabs), return_exceptions=True)
@@ -349,5 +332,3 @@ async def test_handshakes_at_once_get_no_more_tutors_than_max_sessions(tmp_path)
                     await tab.ready()
             tutors = served_tutors(served.process.pid)
             assert len(tutors) == 2, tutors
-    finally:
-        served.stop()

@@ -11,6 +11,9 @@ def lesson(folder: Path, name: str, body: str) -> Path:
 
 HINTS = "hints:\n  - first\n  - second\n"
 
+# The question a lesson about something else ends on (learners and tests answer it with "2").
+ONE_PLUS_ONE = "```question\nid: q\ntype: predict\nprompt: 1 + 1?\nask: 1 + 1\n```\n"
+
 # A lesson whose cell calls help(): play prints the page, learn opens the help view.
 HELP_LESSON = '''---
 id: helpful
@@ -25,10 +28,4 @@ def scale(t):
 help(scale)
 ```
 
-```question
-id: q
-type: predict
-prompt: 1 + 1?
-ask: 1 + 1
-```
-'''
+''' + ONE_PLUS_ONE

@@ -33,6 +33,20 @@ async def drive(session, chunks, pause=0.3):
             await session.close()
 
 
+async def typed_ahead(session, lines) -> int:
+    """Run the plain REPL on a pipe that holds `lines` (each ended by Enter) and Ctrl-D twice before it
+    starts; close the session after; the REPL's exit status."""
+    with create_pipe_input() as pipe:
+        prompt = build_prompt(session, input=pipe, output=DummyOutput())
+        for line in lines:
+            pipe.send_text(line + "\r")
+        pipe.send_text("\x04\x04")  # Ctrl-D asks (the names would be lost), Ctrl-D again quits
+        try:
+            return await repl(session, prompt)
+        finally:
+            await session.close()
+
+
 async def until(condition):
     while not condition():
         await asyncio.sleep(0.05)

@@ -72,6 +72,12 @@ class Served:
             headers["Origin"] = origin
         return headers
 
+    def __enter__(self) -> "Served":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
     def stop(self) -> int:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)

@@ -72,6 +72,11 @@ class Tmux:
         subprocess.run([*self.tmux, "kill-server"], check=False, capture_output=True)
 
 
+def tutor(home, width: int = 150, height: int = 45) -> Tmux:
+    """gradrepl's TUI in a pane of that size, with `home` (a test's own folder) as its GRADREPL_HOME."""
+    return Tmux(str(GRADREPL), {"GRADREPL_HOME": str(home), "TERM": "xterm-256color"}, width, height)
+
+
 def panel_row(screen: str, name: str) -> str | None:
     """The panel line for tensor `name`, whether the panel sits beside the console or below it."""
     for line in screen.splitlines():

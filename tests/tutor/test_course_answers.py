@@ -7,16 +7,7 @@ grading runs in a real kernel that replays the lesson up to the question.
 import pytest
 
 from gradrepl.tutor.grading import grade
-from gradrepl.tutor.lesson import load_course
-from tests.support.paths import ROOT
-
-COURSE = load_course(ROOT / "lessons")
-
-
-def question(uid: str):
-    found = COURSE.question(uid)
-    assert found is not None, uid
-    return found
+from tests.support.course import COURSE, question
 
 
 @pytest.mark.parametrize("uid, answer", [

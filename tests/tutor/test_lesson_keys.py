@@ -3,10 +3,7 @@ and a misconception's feedback goes with the answer it names (issue 22 §5)."""
 
 from gradrepl.tutor.answers import matches, read_answer
 from gradrepl.tutor.grading import grade
-from gradrepl.tutor.lesson import load_course
-from tests.support.paths import ROOT
-
-COURSE = load_course(ROOT / "lessons")
+from tests.support.course import COURSE
 
 
 async def test_update_without_no_grad_options_hold_the_values_the_update_would_give(session):

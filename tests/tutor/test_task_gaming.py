@@ -9,16 +9,7 @@ in one, the attempt from the same start in another, compared in the frontend.
 import pytest
 
 from gradrepl.tutor.grading import grade
-from gradrepl.tutor.lesson import load_course
-from tests.support.paths import ROOT
-
-COURSE = load_course(ROOT / "lessons")
-
-
-def question(uid: str):
-    found = COURSE.question(uid)
-    assert found is not None, uid
-    return found
+from tests.support.course import question
 
 
 HARD_CODED = [
@@ -168,28 +159,30 @@ async def test_right_answers_in_another_form_still_pass(session, uid, attempt):
     assert graded.correct, f"{uid} refused: {attempt!r}: {graded}"
 
 
+async def assert_refused(session, uid: str, attempt: str, what: str) -> None:
+    """Fail the test if the course's question `uid` accepts `attempt`, naming `what` kind of gaming it is."""
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted {what}: {attempt!r}"
+
+
 @pytest.mark.parametrize("uid, attempt", BY_HAND + PATCHED + BLIND)
 async def test_a_fix_found_by_hand_is_refused(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    await assert_refused(session, uid, attempt, "a fix found by hand")
 
 
 @pytest.mark.parametrize("uid, attempt", HARD_CODED)
 async def test_a_hard_coded_target_is_refused(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted a hard-coded answer: {attempt!r}"
+    await assert_refused(session, uid, attempt, "a hard-coded answer")
 
 
 @pytest.mark.parametrize("uid, attempt", REBOUND)
 async def test_rebinding_what_a_check_read_or_patching_torch_is_refused(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted a rebinding: {attempt!r}"
+    await assert_refused(session, uid, attempt, "a rebinding")
 
 
 @pytest.mark.parametrize("uid, attempt", HALF_FIXES)
 async def test_a_half_fix_is_refused(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted a half-fix: {attempt!r}"
+    await assert_refused(session, uid, attempt, "a half-fix")
 
 
 @pytest.mark.parametrize("uid, attempt, says", [

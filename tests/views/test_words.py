@@ -121,24 +121,13 @@ def test_play_prints_a_lesson_cells_help_page_through_the_one_step_renderer(tmp_
 async def test_plain_prints_graph_diagnoses_and_accumulation_in_the_views_words(capsys, gradrepl_home):
     """--plain's path (prompt_toolkit on a pipe, a real kernel): %graph, torch's warning with the words of
     views/why.py under it, and an accumulation note whose numbers are written as the tables write them."""
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    from gradrepl.plain.repl import build_prompt, repl
     from gradrepl.session import Session
+    from tests.support.plain import typed_ahead
 
-    session = Session()
-    with create_pipe_input() as pipe:
-        prompt = build_prompt(session, input=pipe, output=DummyOutput())
-        for line in ("w = torch.ones(2, 3, requires_grad=True)", "y = (w * 2).sum()", "%graph y",
-                     "y.grad", "x = torch.tensor(2.0, requires_grad=True)", "(x * 7).backward()",
-                     "(x * 7).backward()", "torch.ones(2).sum().backward()"):
-            pipe.send_text(line + "\r")
-        pipe.send_text("\x04\x04")
-        try:
-            status = await repl(session, prompt)
-        finally:
-            await session.close()
+    status = await typed_ahead(Session(), ["w = torch.ones(2, 3, requires_grad=True)", "y = (w * 2).sum()",
+                                           "%graph y", "y.grad", "x = torch.tensor(2.0, requires_grad=True)",
+                                           "(x * 7).backward()", "(x * 7).backward()",
+                                           "torch.ones(2).sum().backward()"])
     out = capsys.readouterr().out
     assert status == 0
     assert "│ MulBackward0 │" in out and "│ leaf w         │" in out and "│ → 2×3          │" in out, out

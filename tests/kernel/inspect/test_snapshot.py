@@ -21,6 +21,14 @@ def ns():
     return {"torch": torch, "nn": nn, "F": torch.nn.functional}
 
 
+def stepped_after(namespace, code) -> Inspector:
+    """An inspector that took its first step after `code` ran: its next step reports what changes then."""
+    run(namespace, code)
+    inspector = Inspector()
+    inspector.step(namespace)
+    return inspector
+
+
 def names(rows):
     return [row["name"] for row in rows]
 
@@ -67,9 +75,7 @@ def test_second_step_without_change_returns_nothing(ns):
 
 
 def test_in_place_change_of_any_element_is_detected(ns):
-    run(ns, "xs = [torch.zeros(2) for _ in range(1000)]")
-    inspector = Inspector()
-    inspector.step(ns)
+    inspector = stepped_after(ns, "xs = [torch.zeros(2) for _ in range(1000)]")
     for index in (0, 517, 999):
         run(ns, f"xs[{index}].add_(1)")
         rows, removed = inspector.step(ns)
@@ -78,9 +84,7 @@ def test_in_place_change_of_any_element_is_detected(ns):
 
 
 def test_replacing_an_element_with_an_equal_tensor_is_a_change(ns):
-    run(ns, "xs = [torch.zeros(2) for _ in range(50)]")
-    inspector = Inspector()
-    inspector.step(ns)
+    inspector = stepped_after(ns, "xs = [torch.zeros(2) for _ in range(50)]")
     run(ns, "xs[7] = torch.zeros(2, requires_grad=True)")
     rows, _ = inspector.step(ns)
     assert names(rows) == ["xs[7]"] and rows[0]["requires_grad"]
@@ -120,9 +124,7 @@ def test_backward_marks_the_leaf_grad_changed_and_del_removes(ns):
 
 
 def test_requires_grad_flip_and_grad_reset_are_detected(ns):
-    run(ns, "xs = [torch.ones(2) for _ in range(200)]")
-    inspector = Inspector()
-    inspector.step(ns)
+    inspector = stepped_after(ns, "xs = [torch.ones(2) for _ in range(200)]")
     run(ns, "xs[3].requires_grad_()")
     assert names(inspector.step(ns)[0]) == ["xs[3]"]
     run(ns, "xs[3].sum().backward()")
@@ -176,9 +178,7 @@ def test_inference_tensors_have_rows_without_a_version(ns):
 
 
 def test_resolve_and_names_by_id(ns):
-    run(ns, "d = {'k': torch.ones(2)}")
-    inspector = Inspector()
-    inspector.step(ns)
+    inspector = stepped_after(ns, "d = {'k': torch.ones(2)}")
     assert inspector.resolve("d['k']") is ns["d"]["k"]
     assert inspector.resolve("__import__('os')") is None
     assert inspector.names_by_id() == {id(ns["d"]["k"]): "d['k']"}
@@ -187,9 +187,7 @@ def test_resolve_and_names_by_id(ns):
 
 
 def test_non_leaf_rows_do_not_trigger_the_grad_warning(ns, recwarn):
-    run(ns, "x = torch.ones(2, requires_grad=True)\nys = [x * i for i in range(10)]")
-    inspector = Inspector()
-    inspector.step(ns)
+    inspector = stepped_after(ns, "x = torch.ones(2, requires_grad=True)\nys = [x * i for i in range(10)]")
     inspector.step(ns)
     assert not [w for w in recwarn if "not a leaf" in str(w.message)]
 
@@ -247,9 +245,7 @@ def test_big_summary_does_not_copy_the_tensor(make):
 
 
 def test_growing_and_shrinking_a_list_reports_only_the_ends(ns):
-    run(ns, "losses = [torch.tensor(float(i)) for i in range(300)]")
-    inspector = Inspector()
-    inspector.step(ns)
+    inspector = stepped_after(ns, "losses = [torch.tensor(float(i)) for i in range(300)]")
     run(ns, "losses.append(torch.tensor(-1.0))")
     rows, removed = inspector.step(ns)
     assert names(rows) == ["losses[300]"] and removed == []
