@@ -18,8 +18,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.support.serve import (DEADLINE, Learner, Proxied, alive, descendants, first_page, free_port, fresh_env,
-                                 wait_until)
+from tests.support.serve import (DEADLINE, Learner, Proxied, alive, descendants, environ, first_page, free_port,
+                                 fresh_env, wait_until)
 
 pytestmark = pytest.mark.timeout(600)
 pytest.importorskip("jupyterhub")
@@ -162,8 +162,9 @@ async def test_the_hub_gives_each_user_their_own_tutor(tmp_path):
             await other.close()
 
             tree = descendants(hub.process.pid)
-            serving = [command for command in tree.values() if "gradrepl serve" in command]
-            assert len(serving) == 2, tree  # one `gradrepl serve` per user's server
+            # One `gradrepl serve` per user's server, each in its own user's home.
+            homes = sorted(environ(pid)["HOME"] for pid, command in tree.items() if "gradrepl serve" in command)
+            assert homes == [str(hub.folder / "homes" / name) for name in ("alice", "bob")], tree
             await hub.stop_user_server(http, "alice")
             await hub.stop_user_server(http, "bob")
     finally:
