@@ -18,8 +18,15 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
+# JupyterHub's proxy (configurable-http-proxy) is a node program: tests/serve/test_hub.py finds it in
+# the venv's own folder. Without npm the hub test skips and says why.
+CHP_PREFIX := $(VENV)/node
+
 $(TEST_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test]'
+	if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-fund --no-audit --prefix $(CHP_PREFIX) configurable-http-proxy@5; \
+	else echo "make: no npm, so no configurable-http-proxy: the JupyterHub test will skip" >&2; fi
 	touch $@
 
 $(BENCH_STAMP): $(STAMP)

@@ -8,26 +8,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import aiohttp
 import pytest
 
-from tests.support.serve import DEADLINE, Learner, alive, descendants, free_port, fresh_env, wait_until
+from tests.support.serve import (DEADLINE, Learner, Proxied, alive, descendants, first_page, free_port, fresh_env,
+                                 wait_until)
 
 pytestmark = pytest.mark.timeout(600)
 pytest.importorskip("jupyter_server_proxy")
-
-
-class Proxied:
-    """Enough of Served for Learner: the tutor's address behind the Jupyter server."""
-
-    def __init__(self, port: int, token: str, prefix: str):
-        self.port, self.token = port, token
-        self.url = f"http://127.0.0.1:{port}{prefix}gradrepl/"
-
-    def headers(self, origin: str | None = "same") -> dict[str, str]:
-        return {"Authorization": f"token {self.token}", "Origin": f"http://127.0.0.1:{self.port}"}
 
 
 def test_the_entry_point_is_installed():
@@ -53,17 +42,8 @@ async def test_jupyter_server_proxies_the_tutor_under_a_prefix(tmp_path):
     try:
         served = Proxied(port, token, prefix)
         async with aiohttp.ClientSession() as http:
-            end = time.monotonic() + DEADLINE
-            while True:  # the Jupyter server starts, then the proxy starts gradrepl serve on first use
-                try:
-                    async with http.get(served.url, headers=served.headers()) as response:
-                        if response.status == 200:
-                            page = await response.text()
-                            break
-                except aiohttp.ClientError:
-                    pass
-                assert time.monotonic() < end, "the proxied tutor never answered"
-                await asyncio_sleep(1)
+            # The Jupyter server starts, then the proxy starts gradrepl serve on first use.
+            page = await first_page(http, served, "the proxied tutor")
             assert "textual.js" in page
             async with http.get(served.url, allow_redirects=False) as response:  # Jupyter's login guards it
                 assert response.status in (302, 401, 403) and "textual.js" not in await response.text()
@@ -85,9 +65,3 @@ def setup_token() -> str:
     from gradrepl.serve.jupyter_proxy import setup_gradrepl
 
     return setup_gradrepl()["environment"]["GRADREPL_TOKEN"]
-
-
-async def asyncio_sleep(seconds: float) -> None:
-    import asyncio
-
-    await asyncio.sleep(seconds)

@@ -87,6 +87,35 @@ class Served:
         return self.out_path.read_text() + self.err_path.read_text()
 
 
+class Proxied:
+    """Enough of Served for Learner: the tutor's address behind a Jupyter server (and a hub), on its port,
+    under its prefix, with the token that server (or hub) takes."""
+
+    def __init__(self, port: int, token: str | None, prefix: str):
+        self.port, self.token = port, token
+        self.url = f"http://127.0.0.1:{port}{prefix}gradrepl/"
+
+    def headers(self, origin: str | None = "same") -> dict[str, str]:
+        headers = {"Origin": f"http://127.0.0.1:{self.port}"}
+        if self.token:
+            headers["Authorization"] = f"token {self.token}"
+        return headers
+
+
+async def first_page(http: aiohttp.ClientSession, served, what: str) -> str:
+    """GET served.url until it answers 200 (the proxy starts `gradrepl serve` on its first use); its text."""
+    end = time.monotonic() + DEADLINE
+    while True:
+        try:
+            async with http.get(served.url, headers=served.headers()) as response:
+                if response.status == 200:
+                    return await response.text()
+        except aiohttp.ClientError:
+            pass
+        assert time.monotonic() < end, f"{what} never answered"
+        await asyncio.sleep(1)
+
+
 class Learner:
     """One browser tab, as textual.js would be: a websocket speaking textual-serve's protocol."""
 
