@@ -57,6 +57,10 @@ TENSOR_FACTS = {
                     "another way beside a transform whose result was dropped)",
     "grad_arrived": "the gradient the last backward pass brought into it (for a tensor autograd made with "
                     "create_graph=True): the pass really carried the solution's gradient through it",
+    "writes": "how its values were written: in place where autograd sees it (its version counter moved, as "
+              "the solution's does), not through .data or by building it anew at the answer",
+    "storage": "it and its .grad keep the memory they started with (not swapped by .data = or set_(): a view "
+               "taken before would keep the old numbers)",
     "by_transform_of": "the task's own models and functions that the solution's transform runs ran inside the "
                        "transform that returned it (not a hand-made function of constants computed beside it)",
 }
@@ -322,11 +326,35 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
             found = (f"{' and '.join(never)} never ran inside the torch.func transform that returned {path}: "
                      "the transformed function must call it" if mine.get("by_transform") else
                      f"{path} is not what a torch.func transform of {' and '.join(never)} returned")
+        elif fact == "writes":
+            found = _writes_difference(path, mine, theirs)
+        elif fact == "storage":
+            found = _storage_difference(path, mine, theirs)
         elif fact == "grad_by_backward" and theirs.get("grad_by_backward") and not mine.get("grad_by_backward"):
             found = (f"{path}.grad is not what a backward pass left there: it was set or changed by hand"
                      if mine.get("grad") is not None else f"{path}.grad is None")
         if found:
             return found
+    return None
+
+
+def _writes_difference(path: str, mine: dict, theirs: dict) -> str | None:
+    """An in-place write autograd saw (the version counter moved) where the solution makes one; a write
+    through .data moves no counter, so autograd never knows the value changed."""
+    if mine.get("hidden") and not theirs.get("hidden"):
+        return f"{path} was changed without its version counter moving (through .data), so autograd never saw it"
+    if bool(mine.get("writes")) == bool(theirs.get("writes")):
+        return None
+    if theirs.get("writes"):
+        return f"{path}._version did not move: no in-place write that autograd sees changed it"
+    return f"{path} was written in place, and the solution's is not"
+
+
+def _storage_difference(path: str, mine: dict, theirs: dict) -> str | None:
+    for where, ours, want in ((path, mine, theirs), (path + ".grad", mine.get("grad") or {}, theirs.get("grad") or {})):
+        if want.get("same_storage") and ours.get("same_storage") is False:
+            return (f"{where} is the same tensor with other memory under it now (its storage was swapped, by "
+                    ".data = or set_()): a view of it taken before still holds the old numbers")
     return None
 
 

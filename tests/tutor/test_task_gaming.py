@@ -222,7 +222,8 @@ async def test_each_refusal_says_what_the_attempt_misses(session, uid, attempt, 
     ("leaves-and-hooks/keep-h-grad", "h = x * 3\nh.retain_grad()\nz = h.pow(2)\ntorch.autograd.backward(z)\n"
                                      "grad_h = h.grad"),
     ("retain-graph/twice-on-purpose", "y.backward(retain_graph=True)\ny.backward(retain_graph=True)"),
-    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.no_grad():\n"
+                               "    w.add_(1)\n(w ** 2).sum().backward()"),
     ("in-place/out-of-place", "s = 2 * a.sigmoid()\ns.sum().backward()"),
     ("dtypes/make-float", "v = torch.tensor([1, 2, 3], dtype=torch.float32).requires_grad_()"),
     ("parameters/freeze-first", "model[0].requires_grad_(False)"),
@@ -355,3 +356,34 @@ async def test_a_penalty_backward_into_w_alone_passes(session):
                "penalty.backward(inputs=[w])")
     graded = await grade(question("autograd-grad/gradient-penalty"), attempt, session)
     assert graded.correct, graded.feedback
+
+
+# Found by a sixth blind play-through (issue 22): a write through .data moves no version counter, so autograd
+# never saw the change the task is about; a storage swap keeps the tensor's name but not its memory.
+@pytest.mark.parametrize("uid, attempt, says", [
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.data.add_(1)\n"
+                               "(w ** 2).sum().backward()", "version"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()",
+     "version"),
+    ("training-loop/one-step", "w.data -= lr * w.grad\nb.data -= lr * b.grad\nw.grad.zero_()\nb.grad.zero_()",
+     ".data"),
+    ("accumulation/zero-it", "x.grad.data = torch.tensor(0.)", "storage"),
+    ("accumulation/zero-it", "x.grad.set_(torch.zeros(()))", "storage"),
+])
+async def test_a_write_autograd_never_saw_is_refused(session, uid, attempt, says):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert says in graded.feedback, graded.feedback
+
+
+@pytest.mark.parametrize("uid, attempt", [
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.no_grad():\n"
+                               "    w += 1\n(w ** 2).sum().backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(1)\n"
+                               "(w ** 2).sum().backward()"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w.copy_(w - lr * w.grad)\n    b.copy_(b - lr * b.grad)\n"
+                               "w.grad.zero_()\nb.grad.zero_()"),
+])
+async def test_an_in_place_write_autograd_sees_passes(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"

@@ -196,6 +196,7 @@ class _Reader:
                     "unreadable": unreadable("tensor_subclass")}
         entry = {"kind": "tensor", "type": TENSOR_TYPES[kind], "identity": self.label(t, path)}
         entry.update(_facts(t))
+        entry.update(self.written(t, entry["values"]))
         leaf, grad_fn = entry["is_leaf"], GET["grad_fn"](t)
         grad = GET["grad"](t) if leaf or entry["retains_grad"] else quiet_grad(t)
         if grad is None:
@@ -206,6 +207,7 @@ class _Reader:
         else:
             entry["grad"] = {"type": TENSOR_TYPES[_type(grad)], "identity": self.label(grad, path + ".grad"),
                              **_values(grad)}
+            entry["grad"].update(self.written(grad, entry["grad"]["values"]))
         entry.update(self.passes(t, leaf, grad_fn, grad))
         entry["by_transform"] = made_by_transform(t)
         entry["by_transform_of"] = _ran_of(t) if entry["by_transform"] else []
@@ -236,6 +238,26 @@ class _Reader:
         return {"backward": reached, "root": started, "grad_by_backward": False, "graph": [], "pass_grads": [],
                 "seeds": seeds, "through_grad": False,
                 "grad_arrived": came[1] if came is not None and came[0] is grad_fn else None}
+
+    def written(self, t, values) -> dict:
+        """How ``t`` was written since the task started. ``writes``: the in-place writes autograd saw, by
+        the tensor's own version counter (a write through ``.data`` bumps another tensor's, so none here);
+        ``hidden``: its values changed while that counter stood still (through ``.data``);
+        ``same_storage``: it keeps the memory it started with (``.data =`` and ``set_()`` swap it, and a
+        view taken before keeps the old numbers). A tensor made since the start counts its writes from
+        0, and nothing is known of what it held before."""
+        task = self.task
+        if task is None:
+            return {}
+        version, ptr = GET["_version"](t), DATA_PTR(t)
+        if self.start:
+            task.tensors.setdefault(_id(t), (t, version, ptr, values))
+            return {"writes": 0, "hidden": False, "same_storage": True}
+        mark = dict_get(task.tensors, _id(t))
+        if mark is None or mark[0] is not t:
+            return {"writes": version, "hidden": None, "same_storage": None}
+        return {"writes": version - mark[1], "hidden": version == mark[1] and values != mark[3],
+                "same_storage": ptr == mark[2]}
 
     def module(self, path: str, module, depth: int) -> None:
         own = object_getattribute(module, "__dict__")
