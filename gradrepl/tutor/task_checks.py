@@ -71,8 +71,11 @@ ALL_FACTS = set(TENSOR_FACTS) | MODULE_FACTS | OPTIMIZER_FACTS | VALUE_FACTS
 DEFAULT_FACTS = ("value", "requires_grad", "is_leaf", "grad", "identity", "params", "hyper")
 CHECK_KEYS = {"state", "code", "facts", "message", "tolerance", "zero_grad_is_none"}
 
-RTOL = 1e-4    # relative tolerance of values, after the absolute one: a solution written another way
-ATOL = 1e-5    # (loss / 4 instead of the mean, a loop written out) differs in the last bits
+# One rule for every value, as torch.allclose's: |mine - solution's| <= ATOL + RTOL * |solution's|. A solution
+# written another way (loss / 4 instead of the mean, a loop written out) differs in float32's last bits (~1e-7
+# relative); a value scaled by hand (x 1.0001) is ten times past the line, on every parameter alike.
+RTOL = 1e-5
+ATOL = 1e-6    # near zero, where the relative part vanishes (a check's `tolerance` replaces it)
 
 
 @dataclass(frozen=True)
@@ -515,7 +518,8 @@ def flatten(values: Any) -> list:
 
 
 def same_values(a: Any, b: Any, tolerance: float | None = None) -> bool:
-    """Nested lists of numbers equal within tolerance (NaN equals NaN); anything else exactly."""
+    """Nested lists of numbers equal within tolerance (NaN equals NaN); anything else exactly. ``b`` is the
+    solution's: the relative part scales with it (torch.allclose's rule)."""
     if isinstance(a, list) or isinstance(b, list):
         return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
             all(same_values(x, y, tolerance) for x, y in zip(a, b))
@@ -526,7 +530,9 @@ def same_values(a: Any, b: Any, tolerance: float | None = None) -> bool:
     x, y = float(a), float(b)
     if math.isnan(x) or math.isnan(y):
         return math.isnan(x) and math.isnan(y)
-    return math.isclose(x, y, rel_tol=RTOL, abs_tol=ATOL if tolerance is None else tolerance)
+    if math.isinf(x) or math.isinf(y):
+        return x == y
+    return abs(x - y) <= (ATOL if tolerance is None else tolerance) + RTOL * abs(y)
 
 
 def _number(value: Any) -> bool:

@@ -387,3 +387,15 @@ async def test_a_write_autograd_never_saw_is_refused(session, uid, attempt, says
 async def test_an_in_place_write_autograd_sees_passes(session, uid, attempt):
     graded = await grade(question(uid), attempt, session)
     assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"
+
+
+# One tolerance for every parameter (abs + rel, as torch.allclose): a value scaled by hand by 1.0001 is
+# refused on w and on b alike, not on whichever the float rounding puts past the line.
+@pytest.mark.parametrize("attempt", [
+    "with torch.no_grad():\n    w -= lr * w.grad * 1.0001\n    b -= lr * b.grad\nw.grad.zero_()\nb.grad.zero_()",
+    "with torch.no_grad():\n    w -= lr * w.grad\n    b -= lr * b.grad * 1.0001\nw.grad.zero_()\nb.grad.zero_()",
+])
+async def test_a_hand_scaled_step_is_refused_on_every_parameter(session, attempt):
+    graded = await grade(question("training-loop/one-step"), attempt, session)
+    assert not graded.correct, f"accepted: {attempt!r}"
+    assert "did not move by exactly" in graded.feedback, graded.feedback
