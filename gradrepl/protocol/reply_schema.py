@@ -446,7 +446,7 @@ _TASK_ENTRY = tagged("kind", {
 TASK_STATE = record({"entries": mapping(_TASK_ENTRY, TASK_ENTRIES), "order": items(NAME, TASK_ENTRIES),
                      "token": NAME, "started": boolean},
                     {"names": mapping(NAME, MANY), "log_full": boolean, "unreadable": ERROR_CODE, "truncated": boolean,
-                     "grad_enabled": boolean})
+                     "grad_enabled": boolean, "globals": record({"default_dtype": NAME, "anomaly": boolean})})
 
 # -- replies, op by op ----------------------------------------------------------------------
 

@@ -120,6 +120,11 @@ def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
         return Verdict(False, "your code leaves gradient recording switched off (torch.set_grad_enabled"
                        "(False)), so every later step records nothing; switch it back on, or use "
                        "`with torch.no_grad():` for the lines that need it")
+    dtype, wanted = (end.get("globals") or {}).get("default_dtype"), (ref.end.get("globals") or {}).get("default_dtype")
+    if dtype != wanted:
+        return Verdict(False, f"your code changes torch's default dtype (to {dtype}), which would make every "
+                       "later tensor of the lesson that type too; it is put back, so make the tensor itself "
+                       f"the dtype you want (a dtype argument, or .float()), leaving the default {wanted}")
     for check in question.checks:
         if check.kind == "code":
             breach = code_rules.rule_breach(check.rule, code)

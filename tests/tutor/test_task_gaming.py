@@ -399,3 +399,27 @@ async def test_a_hand_scaled_step_is_refused_on_every_parameter(session, attempt
     graded = await grade(question("training-loop/one-step"), attempt, session)
     assert not graded.correct, f"accepted: {attempt!r}"
     assert "did not move by exactly" in graded.feedback, graded.feedback
+
+
+# torch's process-wide switches: a default dtype changed is refused (the tensor passed only through it), and
+# nothing an attempt switches outlives it, accepted or refused.
+async def test_a_changed_default_dtype_is_refused_and_put_back(session):
+    attempt = "torch.set_default_dtype(torch.float64)\nv = torch.tensor([1., 2., 3.], requires_grad=True)"
+    graded = await grade(question("dtypes/make-float"), attempt, session)
+    assert not graded.correct, f"accepted: {attempt!r}"
+    assert "default dtype" in graded.feedback, graded.feedback
+    after = await session.execute("print(torch.get_default_dtype())")
+    assert after.stdout.strip() == "torch.float32", after
+
+
+async def test_an_accepted_attempt_leaves_no_switch_flipped(session):
+    attempt = ("torch.manual_seed(123)\ntorch.autograd.set_detect_anomaly(True)\ntorch.use_deterministic_algorithms(True)\n"
+               "v = torch.tensor([1., 2., 3.], requires_grad=True)")
+    graded = await grade(question("dtypes/make-float"), attempt, session)
+    assert graded.correct, graded.feedback
+    switches = await session.execute("print(torch.is_anomaly_enabled(), torch.are_deterministic_algorithms_enabled())\n"
+                                     "print(torch.randn(3).tolist())")
+    seeded = await session.execute("torch.manual_seed(123)\nprint(torch.randn(3).tolist())")
+    first, drawn = switches.stdout.splitlines()
+    assert first == "False False", switches
+    assert drawn != seeded.stdout.strip(), "the attempt's manual_seed outlived it"

@@ -36,6 +36,7 @@ trick, and the docs say so.
 
 from __future__ import annotations
 
+from gradrepl.kernel.inspect.torch_globals import Switches, described
 from gradrepl.kernel.inspect.transforms import made_by_transform, ran_inside
 from gradrepl.kernel.inspect.walk import output_name
 from gradrepl.kernel.inspect.backward_log import Task, begin, current
@@ -55,14 +56,26 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
     namespace's names; otherwise ``token`` must be the one that start gave, or the state says the
     task did not start in this kernel (it was restarted since). ``everything`` reads every other
     name's tensors, modules and values too, after the targets (the solution's run: lint asks that
-    each thing it changes is checked)."""
-    global _watched
+    each thing it changes is checked). A read after the start puts torch's process-wide switches back as
+    the start had them, once it has reported them (torch_globals.py): an attempt's set_default_dtype or
+    manual_seed does not outlive it."""
+    global _watched, _switches
     if start:
         begin(Task(_urandom(8).hex(), namespace, targets))
         _watched = (current(), _ran_candidates(namespace))
+        _switches = (current(), Switches())
     task = current()
     state: dict = {"entries": {}, "order": [], "token": task.token if task else "",
-                   "started": bool(task) and (start or token == task.token), "grad_enabled": bool(GRAD_ENABLED())}
+                   "started": bool(task) and (start or token == task.token), "grad_enabled": bool(GRAD_ENABLED()),
+                   "globals": described()}
+    try:
+        return _read(namespace, targets, start, task, state, everything)
+    finally:
+        if not start and state["started"] and _switches[0] is task:
+            _switches[1].put_back()
+
+
+def _read(namespace: dict, targets: list, start: bool, task: Task | None, state: dict, everything: bool) -> dict:
     if DISPATCH_DEPTH() or FUNCTION_MODE_ON():
         state["unreadable"] = unreadable("torch_mode_active")
         return state
@@ -86,6 +99,7 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
 
 
 _watched: tuple = (None, [])  # (task, [(name, module or function)]): what the task starts from that can run
+_switches: tuple = (None, None)  # (task, Switches): torch's process-wide switches as the task started
 
 
 def _ran_candidates(namespace: dict) -> list:
