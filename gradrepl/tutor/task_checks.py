@@ -278,7 +278,8 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
         elif fact in ("value", "values") and not same_values(mine.get("values"), theirs.get("values"), tol):
             found = f"{path} holds other values than the solution leaves there"
         elif fact == "floating" and _floating(mine.get("dtype")) != _floating(theirs.get("dtype")):
-            found = f"{path} is {mine.get('dtype')}" + (", not floating-point" if _floating(theirs.get("dtype")) else "")
+            found = f"{path} is {mine.get('dtype')}" + (f", {_dtype_kind(mine.get('dtype'))}, not floating-point"
+                                                      if _floating(theirs.get("dtype")) else "")
         elif fact in ("requires_grad", "is_leaf", "retains_grad", "grad_fn") and mine.get(fact) != theirs.get(fact):
             found = f"{path}.{fact} is {mine.get(fact)}"
         elif fact == "has_grad" and (mine.get("grad") is None) != (theirs.get("grad") is None):
@@ -480,6 +481,20 @@ def _type_text(entry: dict) -> str:
 
 def _floating(dtype: str | None) -> bool:
     return bool(dtype) and any(word in dtype for word in ("float", "half", "double", "bfloat"))
+
+
+def _dtype_kind(dtype: str | None) -> str:
+    """A dtype's kind in words (torch.complex64 is no integer, torch.bool no number)."""
+    name = str(dtype or "")
+    if _floating(name):
+        return "a floating-point dtype"
+    if "complex" in name:
+        return "a complex dtype"
+    if name.endswith("bool"):
+        return "a bool dtype"
+    if "int" in name:
+        return "an integer dtype"
+    return "a dtype of another kind"
 
 
 def _short(value: Any) -> str:

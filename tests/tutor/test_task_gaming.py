@@ -423,3 +423,17 @@ async def test_an_accepted_attempt_leaves_no_switch_flipped(session):
     first, drawn = switches.stdout.splitlines()
     assert first == "False False", switches
     assert drawn != seeded.stdout.strip(), "the attempt's manual_seed outlived it"
+
+
+# L9's refusals name what happened: a complex tensor is not an integer one, and a number typed a hair off the
+# right one is the learner's number, not "one the solution computes".
+@pytest.mark.parametrize("attempt, says, never", [
+    ("v = torch.tensor([1, 2, 3], dtype=torch.complex64, requires_grad=True)", "complex", "integer tensors"),
+    ("v = torch.tensor([1, 2, 3], dtype=torch.bool)", "bool", "integer tensors"),
+    ("v = torch.tensor([1, 2, 3])", "an integer dtype", "complex dtype"),
+    ("v = torch.tensor([1., 2., 3.00001], requires_grad=True)", "3.00001", "the solution computes"),
+])
+async def test_make_float_refusals_say_what_happened(session, attempt, says, never):
+    graded = await grade(question("dtypes/make-float"), attempt, session)
+    assert not graded.correct, f"accepted: {attempt!r}"
+    assert says in graded.feedback and never not in graded.feedback, graded.feedback
