@@ -433,7 +433,8 @@ _TASK_ENTRY = tagged("kind", {
         "grad": maybe(_TASK_GRAD), "backward": count, "root": count, "grad_by_backward": boolean,
         "graph": items(NAME), "pass_grads": maybe(items(nested(SCALAR, TASK_NUMBERS))),
         "seeds": maybe(items(nested(SCALAR, TASK_NUMBERS))), "through_grad": boolean, "by_transform": boolean,
-        "by_transform_of": items(NAME), "grad_arrived": maybe(items(SCALAR)), **_TASK_WRITES}),
+        "by_transform_of": items(NAME), "grad_arrived": maybe(items(SCALAR)), "at_moved_inputs": _TASK_VALUES,
+        **_TASK_WRITES}),
     "module": record({"kind": NAME, "type": NAME, "identity": NAME, "training": boolean,
                       "parameters": items(NAME), "children": items(NAME)}),
     "optimizer": record({"kind": NAME, "type": NAME, "identity": NAME, "groups": items(record({

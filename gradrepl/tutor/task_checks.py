@@ -57,6 +57,9 @@ TENSOR_FACTS = {
                     "another way beside a transform whose result was dropped)",
     "grad_arrived": "the gradient the last backward pass brought into it (for a tensor autograd made with "
                     "create_graph=True): the pass really carried the solution's gradient through it",
+    "at_moved_inputs": "the transform that returned it, run again with its inputs moved (x -> 0.75 x + 0.25), "
+                       "gives the solution's values there too: its value depends on the task's model or "
+                       "function, not on constants that match the solution's at this one point",
     "writes": "how its values were written: in place where autograd sees it (its version counter moved, as "
               "the solution's does), not through .data or by building it anew at the answer",
     "storage": "it and its .grad keep the memory they started with (not swapped by .data = or set_(): a view "
@@ -330,6 +333,12 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
             found = (f"{' and '.join(never)} never ran inside the torch.func transform that returned {path}: "
                      "the transformed function must call it" if mine.get("by_transform") else
                      f"{path} is not what a torch.func transform of {' and '.join(never)} returned")
+        elif fact == "at_moved_inputs" and theirs.get("by_transform") and not same_values(
+                mine.get("at_moved_inputs"), theirs.get("at_moved_inputs"), tol):
+            found = (f"the transform that returned {path}, run again at other inputs, gives other values than the "
+                     "solution's: what it differentiates matches the task's function at this one point only"
+                     if mine.get("by_transform") else
+                     f"{path} is not what a torch.func transform returned, so it cannot be run at other inputs")
         elif fact == "writes":
             found = _writes_difference(path, mine, theirs)
         elif fact == "storage":

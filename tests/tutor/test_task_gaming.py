@@ -437,3 +437,23 @@ async def test_make_float_refusals_say_what_happened(session, attempt, says, nev
     graded = await grade(question("dtypes/make-float"), attempt, session)
     assert not graded.correct, f"accepted: {attempt!r}"
     assert says in graded.feedback and never not in graded.feedback, graded.feedback
+
+
+# The task's own function runs inside the transform, but only as net(t) * 0: the value comes from constants
+# computed by hand at this one point. The transform, run again at moved inputs, tells them apart.
+MODEL_TIMES_ZERO = [
+    ("func-transforms/jacobian-by-transform", "M = torch.func.jacrev(net)(z).detach().clone()\n"
+                                              "J = torch.func.jacrev(lambda t: net(t) * 0 + M @ t)(z)"),
+    ("func-jvp/detach-the-constant", "o = net(x).detach() * 11\nd = torch.func.jvp(net, (x,), (torch.ones(3),))[1].detach()\n"
+                                     "def shifted(t):\n    return net(t) * 0 + o + d @ torch.eye(3) * (t - x).sum() / 3\n"
+                                     "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))"),
+    ("func-higher-order/third-derivative", "c = (-8 * torch.cos(2 * x)).detach()\n"
+                                           "d = torch.func.grad\nthird = d(d(d(lambda t: wave(t) * 0 + c * t ** 3 / 6)))(x)"),
+]
+
+
+@pytest.mark.parametrize("uid, attempt", MODEL_TIMES_ZERO)
+async def test_a_transform_of_the_model_times_zero_is_refused(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert "other inputs" in graded.feedback, graded.feedback

@@ -37,7 +37,7 @@ trick, and the docs say so.
 from __future__ import annotations
 
 from gradrepl.kernel.inspect.torch_globals import Switches, described
-from gradrepl.kernel.inspect.transforms import made_by_transform, ran_inside
+from gradrepl.kernel.inspect.transforms import at_moved_inputs, made_by_transform, ran_inside
 from gradrepl.kernel.inspect.walk import output_name
 from gradrepl.kernel.inspect.backward_log import Task, begin, current
 from gradrepl.kernel.inspect.captured import (BASE, DATA_PTR, DISPATCH_DEPTH, FUNCTION_MODE_ON, GET, GRAD_ENABLED,
@@ -89,6 +89,11 @@ def _read(namespace: dict, targets: list, start: bool, task: Task | None, state:
                         and name not in SKIPPED and not output_name(name) and kind_of(value) not in ("callable", "other"):
                     reader.target(name, namespace, [["name", name]])
         reader.finish()
+    for path, t in reader.transformed:  # after every read: the runs may leave backward passes in the log
+        moved = at_moved_inputs(t)
+        with NO_TORCH_FUNCTION():
+            state["entries"][path]["at_moved_inputs"] = (_values(moved)["values"] if _type(moved) in TENSOR_TYPES
+                                                         else None)
     if start:
         state["names"] = {name: kind_of(value) for name, value in dict_items(namespace)
                           if _type(name) is _str and not name.startswith("__") and not output_name(name)
@@ -134,6 +139,7 @@ class _Reader:
         self.task, self.start, self.state = task, start, state
         self.new: dict[int, tuple[object, str]] = {}  # objects not known at the start: first path seen
         self.later: list = []  # optimizers, read last
+        self.transformed: list = []  # (path, tensor) of transforms' results, run again at moved inputs last
 
     # -- targets ----------------------------------------------------------------
     def target(self, text: str, namespace: dict, steps: list, value=None) -> None:
@@ -225,6 +231,8 @@ class _Reader:
         entry.update(self.passes(t, leaf, grad_fn, grad))
         entry["by_transform"] = made_by_transform(t)
         entry["by_transform_of"] = _ran_of(t) if entry["by_transform"] else []
+        if entry["by_transform"] and not self.start:
+            self.transformed.append((path, t))
         return entry
 
     def passes(self, t, leaf: bool, grad_fn, grad) -> dict:
