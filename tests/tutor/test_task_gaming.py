@@ -275,6 +275,13 @@ async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt,
     ("dtypes/make-float", "v = nn.Parameter(torch.tensor([1., 2., 3.]))"),
     ("dtypes/make-float", "v = torch.nn.Parameter(torch.arange(1, 4).float())"),
     ("dtypes/make-float", "v = torch.arange(1., 4.).requires_grad_()"),
+    # in-place writes autograd sees (detach() shares the tensor's version counter; .data does not)
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.no_grad():\n"
+                               "    w += 1\n(w ** 2).sum().backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(1)\n"
+                               "(w ** 2).sum().backward()"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w.copy_(w - lr * w.grad)\n    b.copy_(b - lr * b.grad)\n"
+                               "w.grad.zero_()\nb.grad.zero_()"),
 ])
 async def test_an_honest_answer_is_accepted(session, uid, attempt):
     graded = await grade(question(uid), attempt, session)
@@ -293,6 +300,14 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
     ("dtypes/make-float", "v = nn.Parameter(torch.tensor([1., 2., 3.]), requires_grad=False)",
      "does not require grad", "floating-point"),
     ("dtypes/make-float", "v = torch.tensor([1, 2, 3])", "not floating-point", "does not require grad"),
+    # a dtype named by its kind (complex64 is no integer), and a number typed a hair off the right one called
+    # the learner's, not "one the solution computes" (issue 22, sixth play-through)
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3], dtype=torch.complex64, requires_grad=True)", "complex",
+     "integer tensors"),
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3], dtype=torch.bool)", "bool", "integer tensors"),
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3])", "an integer dtype", "complex dtype"),
+    ("dtypes/make-float", "v = torch.tensor([1., 2., 3.00001], requires_grad=True)", "3.00001",
+     "the solution computes"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
     graded = await grade(question(uid), attempt, session)
@@ -360,7 +375,7 @@ async def test_a_penalty_backward_into_w_alone_passes(session):
 
 # Found by a sixth blind play-through (issue 22): a write through .data moves no version counter, so autograd
 # never saw the change the task is about; a storage swap keeps the tensor's name but not its memory.
-@pytest.mark.parametrize("uid, attempt, says", [
+WRITES_UNSEEN = [
     ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.data.add_(1)\n"
                                "(w ** 2).sum().backward()", "version"),
     ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()",
@@ -369,24 +384,7 @@ async def test_a_penalty_backward_into_w_alone_passes(session):
      ".data"),
     ("accumulation/zero-it", "x.grad.data = torch.tensor(0.)", "storage"),
     ("accumulation/zero-it", "x.grad.set_(torch.zeros(()))", "storage"),
-])
-async def test_a_write_autograd_never_saw_is_refused(session, uid, attempt, says):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted: {attempt!r}"
-    assert says in graded.feedback, graded.feedback
-
-
-@pytest.mark.parametrize("uid, attempt", [
-    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.no_grad():\n"
-                               "    w += 1\n(w ** 2).sum().backward()"),
-    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(1)\n"
-                               "(w ** 2).sum().backward()"),
-    ("training-loop/one-step", "with torch.no_grad():\n    w.copy_(w - lr * w.grad)\n    b.copy_(b - lr * b.grad)\n"
-                               "w.grad.zero_()\nb.grad.zero_()"),
-])
-async def test_an_in_place_write_autograd_sees_passes(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"
+]
 
 
 # One tolerance for every parameter (abs + rel, as torch.allclose): a value scaled by hand by 1.0001 is
@@ -425,35 +423,22 @@ async def test_an_accepted_attempt_leaves_no_switch_flipped(session):
     assert drawn != seeded.stdout.strip(), "the attempt's manual_seed outlived it"
 
 
-# L9's refusals name what happened: a complex tensor is not an integer one, and a number typed a hair off the
-# right one is the learner's number, not "one the solution computes".
-@pytest.mark.parametrize("attempt, says, never", [
-    ("v = torch.tensor([1, 2, 3], dtype=torch.complex64, requires_grad=True)", "complex", "integer tensors"),
-    ("v = torch.tensor([1, 2, 3], dtype=torch.bool)", "bool", "integer tensors"),
-    ("v = torch.tensor([1, 2, 3])", "an integer dtype", "complex dtype"),
-    ("v = torch.tensor([1., 2., 3.00001], requires_grad=True)", "3.00001", "the solution computes"),
-])
-async def test_make_float_refusals_say_what_happened(session, attempt, says, never):
-    graded = await grade(question("dtypes/make-float"), attempt, session)
-    assert not graded.correct, f"accepted: {attempt!r}"
-    assert says in graded.feedback and never not in graded.feedback, graded.feedback
-
-
 # The task's own function runs inside the transform, but only as net(t) * 0: the value comes from constants
 # computed by hand at this one point. The transform, run again at moved inputs, tells them apart.
 MODEL_TIMES_ZERO = [
     ("func-transforms/jacobian-by-transform", "M = torch.func.jacrev(net)(z).detach().clone()\n"
-                                              "J = torch.func.jacrev(lambda t: net(t) * 0 + M @ t)(z)"),
+                                              "J = torch.func.jacrev(lambda t: net(t) * 0 + M @ t)(z)", "other inputs"),
     ("func-jvp/detach-the-constant", "o = net(x).detach() * 11\nd = torch.func.jvp(net, (x,), (torch.ones(3),))[1].detach()\n"
                                      "def shifted(t):\n    return net(t) * 0 + o + d @ torch.eye(3) * (t - x).sum() / 3\n"
-                                     "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))"),
+                                     "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))", "other inputs"),
     ("func-higher-order/third-derivative", "c = (-8 * torch.cos(2 * x)).detach()\n"
-                                           "d = torch.func.grad\nthird = d(d(d(lambda t: wave(t) * 0 + c * t ** 3 / 6)))(x)"),
+                                           "d = torch.func.grad\nthird = d(d(d(lambda t: wave(t) * 0 + c * t ** 3 / 6)))(x)",
+     "other inputs"),
 ]
 
 
-@pytest.mark.parametrize("uid, attempt", MODEL_TIMES_ZERO)
-async def test_a_transform_of_the_model_times_zero_is_refused(session, uid, attempt):
+@pytest.mark.parametrize("uid, attempt, says", WRITES_UNSEEN + MODEL_TIMES_ZERO)
+async def test_a_fix_autograd_or_the_model_never_carried_is_refused(session, uid, attempt, says):
     graded = await grade(question(uid), attempt, session)
     assert not graded.correct, f"{uid} accepted: {attempt!r}"
-    assert "other inputs" in graded.feedback, graded.feedback
+    assert says in graded.feedback, graded.feedback
