@@ -422,8 +422,10 @@ LAYER = record({"active": boolean, "detail": NOTE})  # sandbox/layers.py: {layer
 
 # A task's state as data (inspect/task_state.py): entries by path, each tagged by its kind.
 _TASK_VALUES = maybe(nested(SCALAR, TASK_VALUES))
+# How a tensor was written since the task started (task_state.py's written): None where it was made since.
+_TASK_WRITES = {"writes": count, "hidden": maybe(boolean), "same_storage": maybe(boolean)}
 _TASK_GRAD = record({"type": NAME, "identity": NAME}, {"unreadable": ERROR_CODE, "dtype": NAME, "shape": maybe(DIMS),
-                                                      "values": _TASK_VALUES})
+                                                      "values": _TASK_VALUES, **_TASK_WRITES})
 _TASK_ENTRY = tagged("kind", {
     "tensor": record({"kind": NAME, "type": NAME, "identity": NAME}, {
         "unreadable": ERROR_CODE, "requires_grad": boolean, "is_leaf": boolean, "retains_grad": boolean,
@@ -431,7 +433,8 @@ _TASK_ENTRY = tagged("kind", {
         "grad": maybe(_TASK_GRAD), "backward": count, "root": count, "grad_by_backward": boolean,
         "graph": items(NAME), "pass_grads": maybe(items(nested(SCALAR, TASK_NUMBERS))),
         "seeds": maybe(items(nested(SCALAR, TASK_NUMBERS))), "through_grad": boolean, "by_transform": boolean,
-        "by_transform_of": items(NAME), "grad_arrived": maybe(items(SCALAR))}),
+        "by_transform_of": items(NAME), "grad_arrived": maybe(items(SCALAR)), "at_moved_inputs": _TASK_VALUES,
+        **_TASK_WRITES}),
     "module": record({"kind": NAME, "type": NAME, "identity": NAME, "training": boolean,
                       "parameters": items(NAME), "children": items(NAME)}),
     "optimizer": record({"kind": NAME, "type": NAME, "identity": NAME, "groups": items(record({
@@ -444,7 +447,7 @@ _TASK_ENTRY = tagged("kind", {
 TASK_STATE = record({"entries": mapping(_TASK_ENTRY, TASK_ENTRIES), "order": items(NAME, TASK_ENTRIES),
                      "token": NAME, "started": boolean},
                     {"names": mapping(NAME, MANY), "log_full": boolean, "unreadable": ERROR_CODE, "truncated": boolean,
-                     "grad_enabled": boolean})
+                     "grad_enabled": boolean, "globals": record({"default_dtype": NAME, "anomaly": boolean})})
 
 # -- replies, op by op ----------------------------------------------------------------------
 

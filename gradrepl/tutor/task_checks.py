@@ -57,6 +57,13 @@ TENSOR_FACTS = {
                     "another way beside a transform whose result was dropped)",
     "grad_arrived": "the gradient the last backward pass brought into it (for a tensor autograd made with "
                     "create_graph=True): the pass really carried the solution's gradient through it",
+    "at_moved_inputs": "the transform that returned it, run again with its inputs moved (x -> 0.75 x + 0.25), "
+                       "gives the solution's values there too: its value depends on the task's model or "
+                       "function, not on constants that match the solution's at this one point",
+    "writes": "how its values were written: in place where autograd sees it (its version counter moved, as "
+              "the solution's does), not through .data or by building it anew at the answer",
+    "storage": "it and its .grad keep the memory they started with (not swapped by .data = or set_(): a view "
+               "taken before would keep the old numbers)",
     "by_transform_of": "the task's own models and functions that the solution's transform runs ran inside the "
                        "transform that returned it (not a hand-made function of constants computed beside it)",
 }
@@ -67,8 +74,11 @@ ALL_FACTS = set(TENSOR_FACTS) | MODULE_FACTS | OPTIMIZER_FACTS | VALUE_FACTS
 DEFAULT_FACTS = ("value", "requires_grad", "is_leaf", "grad", "identity", "params", "hyper")
 CHECK_KEYS = {"state", "code", "facts", "message", "tolerance", "zero_grad_is_none"}
 
-RTOL = 1e-4    # relative tolerance of values, after the absolute one: a solution written another way
-ATOL = 1e-5    # (loss / 4 instead of the mean, a loop written out) differs in the last bits
+# One rule for every value, as torch.allclose's: |mine - solution's| <= ATOL + RTOL * |solution's|. A solution
+# written another way (loss / 4 instead of the mean, a loop written out) differs in float32's last bits (~1e-7
+# relative); a value scaled by hand (x 1.0001) is ten times past the line, on every parameter alike.
+RTOL = 1e-5
+ATOL = 1e-6    # near zero, where the relative part vanishes (a check's `tolerance` replaces it)
 
 
 @dataclass(frozen=True)
@@ -271,7 +281,8 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
         elif fact in ("value", "values") and not same_values(mine.get("values"), theirs.get("values"), tol):
             found = f"{path} holds other values than the solution leaves there"
         elif fact == "floating" and _floating(mine.get("dtype")) != _floating(theirs.get("dtype")):
-            found = f"{path} is {mine.get('dtype')}" + (", not floating-point" if _floating(theirs.get("dtype")) else "")
+            found = f"{path} is {mine.get('dtype')}" + (f", {_dtype_kind(mine.get('dtype'))}, not floating-point"
+                                                      if _floating(theirs.get("dtype")) else "")
         elif fact in ("requires_grad", "is_leaf", "retains_grad", "grad_fn") and mine.get(fact) != theirs.get(fact):
             found = f"{path}.{fact} is {mine.get(fact)}"
         elif fact == "has_grad" and (mine.get("grad") is None) != (theirs.get("grad") is None):
@@ -322,11 +333,41 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
             found = (f"{' and '.join(never)} never ran inside the torch.func transform that returned {path}: "
                      "the transformed function must call it" if mine.get("by_transform") else
                      f"{path} is not what a torch.func transform of {' and '.join(never)} returned")
+        elif fact == "at_moved_inputs" and theirs.get("by_transform") and not same_values(
+                mine.get("at_moved_inputs"), theirs.get("at_moved_inputs"), tol):
+            found = (f"the transform that returned {path}, run again at other inputs, gives other values than the "
+                     "solution's: what it differentiates matches the task's function at this one point only"
+                     if mine.get("by_transform") else
+                     f"{path} is not what a torch.func transform returned, so it cannot be run at other inputs")
+        elif fact == "writes":
+            found = _writes_difference(path, mine, theirs)
+        elif fact == "storage":
+            found = _storage_difference(path, mine, theirs)
         elif fact == "grad_by_backward" and theirs.get("grad_by_backward") and not mine.get("grad_by_backward"):
             found = (f"{path}.grad is not what a backward pass left there: it was set or changed by hand"
                      if mine.get("grad") is not None else f"{path}.grad is None")
         if found:
             return found
+    return None
+
+
+def _writes_difference(path: str, mine: dict, theirs: dict) -> str | None:
+    """An in-place write autograd saw (the version counter moved) where the solution makes one; a write
+    through .data moves no counter, so autograd never knows the value changed."""
+    if mine.get("hidden") and not theirs.get("hidden"):
+        return f"{path} was changed without its version counter moving (through .data), so autograd never saw it"
+    if bool(mine.get("writes")) == bool(theirs.get("writes")):
+        return None
+    if theirs.get("writes"):
+        return f"{path}._version did not move: no in-place write that autograd sees changed it"
+    return f"{path} was written in place, and the solution's is not"
+
+
+def _storage_difference(path: str, mine: dict, theirs: dict) -> str | None:
+    for where, ours, want in ((path, mine, theirs), (path + ".grad", mine.get("grad") or {}, theirs.get("grad") or {})):
+        if want.get("same_storage") and ours.get("same_storage") is False:
+            return (f"{where} is the same tensor with other memory under it now (its storage was swapped, by "
+                    ".data = or set_()): a view of it taken before still holds the old numbers")
     return None
 
 
@@ -451,6 +492,20 @@ def _floating(dtype: str | None) -> bool:
     return bool(dtype) and any(word in dtype for word in ("float", "half", "double", "bfloat"))
 
 
+def _dtype_kind(dtype: str | None) -> str:
+    """A dtype's kind in words (torch.complex64 is no integer, torch.bool no number)."""
+    name = str(dtype or "")
+    if _floating(name):
+        return "a floating-point dtype"
+    if "complex" in name:
+        return "a complex dtype"
+    if name.endswith("bool"):
+        return "a bool dtype"
+    if "int" in name:
+        return "an integer dtype"
+    return "a dtype of another kind"
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -487,7 +542,8 @@ def flatten(values: Any) -> list:
 
 
 def same_values(a: Any, b: Any, tolerance: float | None = None) -> bool:
-    """Nested lists of numbers equal within tolerance (NaN equals NaN); anything else exactly."""
+    """Nested lists of numbers equal within tolerance (NaN equals NaN); anything else exactly. ``b`` is the
+    solution's: the relative part scales with it (torch.allclose's rule)."""
     if isinstance(a, list) or isinstance(b, list):
         return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
             all(same_values(x, y, tolerance) for x, y in zip(a, b))
@@ -498,7 +554,9 @@ def same_values(a: Any, b: Any, tolerance: float | None = None) -> bool:
     x, y = float(a), float(b)
     if math.isnan(x) or math.isnan(y):
         return math.isnan(x) and math.isnan(y)
-    return math.isclose(x, y, rel_tol=RTOL, abs_tol=ATOL if tolerance is None else tolerance)
+    if math.isinf(x) or math.isinf(y):
+        return x == y
+    return abs(x - y) <= (ATOL if tolerance is None else tolerance) + RTOL * abs(y)
 
 
 def _number(value: Any) -> bool:

@@ -120,6 +120,11 @@ def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
         return Verdict(False, "your code leaves gradient recording switched off (torch.set_grad_enabled"
                        "(False)), so every later step records nothing; switch it back on, or use "
                        "`with torch.no_grad():` for the lines that need it")
+    dtype, wanted = (end.get("globals") or {}).get("default_dtype"), (ref.end.get("globals") or {}).get("default_dtype")
+    if dtype != wanted:
+        return Verdict(False, f"your code changes torch's default dtype (to {dtype}), which would make every "
+                       "later tensor of the lesson that type too; it is put back, so make the tensor itself "
+                       f"the dtype you want (a dtype argument, or .float()), leaving the default {wanted}")
     for check in question.checks:
         if check.kind == "code":
             breach = code_rules.rule_breach(check.rule, code)
@@ -139,8 +144,9 @@ def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
     expected = numbers_in(ref.end, question.checks) + numbers_in(ref.start, question.checks)
     typed = code_rules.typed_answer(code, expected, code_rules.lesson_numbers(_lesson_texts(question)))
     if typed:
-        return Verdict(False, "your code writes in a number that the task's tensors hold or the solution "
-                       "computes; the task is about how it is made, so let your code compute it "
+        return Verdict(False, "your code types in a number the lesson never gives, and it matches (to about "
+                       "three digits) a value the task's tensors hold, at the start or once solved: a number "
+                       "typed in is right only for these tensors, or only nearly; let your code compute it "
                        "from the tensors themselves", f"`{typed}`")
     return Verdict(True)
 

@@ -125,6 +125,22 @@ def test_a_task_is_checked_on_the_notebooks_namespace(shell):
     assert shell.user_ns["x"].grad is held and held.item() == 0.0
 
 
+# The notebook's kernel is the shell's own process: undoing an attempt rebuilds names, not torch. What the
+# attempt switched process-wide is put back all the same (kernel/inspect/torch_globals.py).
+def test_a_refused_attempt_in_a_notebook_leaves_torch_as_it_was(shell):
+    lesson = learn(shell)
+    to_first_question(lesson)
+    lesson.skip()
+    lesson.next()
+    assert lesson.widget.question["id"] == "accumulation/zero-it"
+    cell(shell, "torch.set_default_dtype(torch.float64)\ntorch.autograd.set_detect_anomaly(True)\n"
+                "x.grad = torch.zeros_like(x.grad)")
+    lesson.check()
+    assert lesson.widget.question["verdict"]["correct"] is False
+    cell(shell, "_after = (torch.get_default_dtype(), torch.is_anomaly_enabled())")
+    assert shell.user_ns["_after"] == (shell.user_ns["torch"].float32, False)
+
+
 def test_a_task_answered_in_the_box_and_a_button_message(shell):
     lesson = learn(shell)
     to_first_question(lesson)

@@ -20,7 +20,8 @@ from tests.support.course import COURSE, question
     ("tracking/opt-in-later", "w.requires_grad = True"),
     ("accumulation/zero-it", "x.grad.fill_(0)"),
     ("leaves-and-hooks/keep-h-grad", "h = x * 3; h.retain_grad(); z = h ** 2; torch.autograd.backward(z); grad_h = h.grad"),
-    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.no_grad():\n"
+                               "    w.add_(torch.ones_like(w))\n(w ** 2).sum().backward()"),
     # torch.func (issue 25)
     ("func-transforms/jacobian-by-transform", "from torch.func import jacrev\nJ = jacrev(net)(z)"),
     ("func-transforms/jacobian-by-transform", "J = torch.func.jacfwd(net)(z)"),

@@ -215,7 +215,8 @@ async def test_each_refusal_says_what_the_attempt_misses(session, uid, attempt, 
     ("leaves-and-hooks/keep-h-grad", "h = x * 3\nh.retain_grad()\nz = h.pow(2)\ntorch.autograd.backward(z)\n"
                                      "grad_h = h.grad"),
     ("retain-graph/twice-on-purpose", "y.backward(retain_graph=True)\ny.backward(retain_graph=True)"),
-    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.no_grad():\n"
+                               "    w.add_(1)\n(w ** 2).sum().backward()"),
     ("in-place/out-of-place", "s = 2 * a.sigmoid()\ns.sum().backward()"),
     ("dtypes/make-float", "v = torch.tensor([1, 2, 3], dtype=torch.float32).requires_grad_()"),
     ("parameters/freeze-first", "model[0].requires_grad_(False)"),
@@ -267,6 +268,13 @@ async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt,
     ("dtypes/make-float", "v = nn.Parameter(torch.tensor([1., 2., 3.]))"),
     ("dtypes/make-float", "v = torch.nn.Parameter(torch.arange(1, 4).float())"),
     ("dtypes/make-float", "v = torch.arange(1., 4.).requires_grad_()"),
+    # in-place writes autograd sees (detach() shares the tensor's version counter; .data does not)
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.no_grad():\n"
+                               "    w += 1\n(w ** 2).sum().backward()"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(1)\n"
+                               "(w ** 2).sum().backward()"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w.copy_(w - lr * w.grad)\n    b.copy_(b - lr * b.grad)\n"
+                               "w.grad.zero_()\nb.grad.zero_()"),
 ])
 async def test_an_honest_answer_is_accepted(session, uid, attempt):
     graded = await grade(question(uid), attempt, session)
@@ -285,6 +293,14 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
     ("dtypes/make-float", "v = nn.Parameter(torch.tensor([1., 2., 3.]), requires_grad=False)",
      "does not require grad", "floating-point"),
     ("dtypes/make-float", "v = torch.tensor([1, 2, 3])", "not floating-point", "does not require grad"),
+    # a dtype named by its kind (complex64 is no integer), and a number typed a hair off the right one called
+    # the learner's, not "one the solution computes" (issue 22, sixth play-through)
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3], dtype=torch.complex64, requires_grad=True)", "complex",
+     "integer tensors"),
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3], dtype=torch.bool)", "bool", "integer tensors"),
+    ("dtypes/make-float", "v = torch.tensor([1, 2, 3])", "an integer dtype", "complex dtype"),
+    ("dtypes/make-float", "v = torch.tensor([1., 2., 3.00001], requires_grad=True)", "3.00001",
+     "the solution computes"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
     graded = await grade(question(uid), attempt, session)
@@ -348,3 +364,74 @@ async def test_a_penalty_backward_into_w_alone_passes(session):
                "penalty.backward(inputs=[w])")
     graded = await grade(question("autograd-grad/gradient-penalty"), attempt, session)
     assert graded.correct, graded.feedback
+
+
+# Found by a sixth blind play-through (issue 22): a write through .data moves no version counter, so autograd
+# never saw the change the task is about; a storage swap keeps the tensor's name but not its memory.
+WRITES_UNSEEN = [
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.data.add_(1)\n"
+                               "(w ** 2).sum().backward()", "version"),
+    ("in-place/fix-leaf-init", "w = torch.tensor([2.0, 3.0], requires_grad=True)\n(w ** 2).sum().backward()",
+     "version"),
+    ("training-loop/one-step", "w.data -= lr * w.grad\nb.data -= lr * b.grad\nw.grad.zero_()\nb.grad.zero_()",
+     ".data"),
+    ("accumulation/zero-it", "x.grad.data = torch.tensor(0.)", "storage"),
+    ("accumulation/zero-it", "x.grad.set_(torch.zeros(()))", "storage"),
+]
+
+
+# One tolerance for every parameter (abs + rel, as torch.allclose): a value scaled by hand by 1.0001 is
+# refused on w and on b alike, not on whichever the float rounding puts past the line.
+@pytest.mark.parametrize("attempt", [
+    "with torch.no_grad():\n    w -= lr * w.grad * 1.0001\n    b -= lr * b.grad\nw.grad.zero_()\nb.grad.zero_()",
+    "with torch.no_grad():\n    w -= lr * w.grad\n    b -= lr * b.grad * 1.0001\nw.grad.zero_()\nb.grad.zero_()",
+])
+async def test_a_hand_scaled_step_is_refused_on_every_parameter(session, attempt):
+    graded = await grade(question("training-loop/one-step"), attempt, session)
+    assert not graded.correct, f"accepted: {attempt!r}"
+    assert "did not move by exactly" in graded.feedback, graded.feedback
+
+
+# torch's process-wide switches: a default dtype changed is refused (the tensor passed only through it), and
+# nothing an attempt switches outlives it, accepted or refused.
+async def test_a_changed_default_dtype_is_refused_and_put_back(session):
+    attempt = "torch.set_default_dtype(torch.float64)\nv = torch.tensor([1., 2., 3.], requires_grad=True)"
+    graded = await grade(question("dtypes/make-float"), attempt, session)
+    assert not graded.correct, f"accepted: {attempt!r}"
+    assert "default dtype" in graded.feedback, graded.feedback
+    after = await session.execute("print(torch.get_default_dtype())")
+    assert after.stdout.strip() == "torch.float32", after
+
+
+async def test_an_accepted_attempt_leaves_no_switch_flipped(session):
+    attempt = ("torch.manual_seed(123)\ntorch.autograd.set_detect_anomaly(True)\ntorch.use_deterministic_algorithms(True)\n"
+               "v = torch.tensor([1., 2., 3.], requires_grad=True)")
+    graded = await grade(question("dtypes/make-float"), attempt, session)
+    assert graded.correct, graded.feedback
+    switches = await session.execute("print(torch.is_anomaly_enabled(), torch.are_deterministic_algorithms_enabled())\n"
+                                     "print(torch.randn(3).tolist())")
+    seeded = await session.execute("torch.manual_seed(123)\nprint(torch.randn(3).tolist())")
+    first, drawn = switches.stdout.splitlines()
+    assert first == "False False", switches
+    assert drawn != seeded.stdout.strip(), "the attempt's manual_seed outlived it"
+
+
+# The task's own function runs inside the transform, but only as net(t) * 0: the value comes from constants
+# computed by hand at this one point. The transform, run again at moved inputs, tells them apart.
+MODEL_TIMES_ZERO = [
+    ("func-transforms/jacobian-by-transform", "M = torch.func.jacrev(net)(z).detach().clone()\n"
+                                              "J = torch.func.jacrev(lambda t: net(t) * 0 + M @ t)(z)", "other inputs"),
+    ("func-jvp/detach-the-constant", "o = net(x).detach() * 11\nd = torch.func.jvp(net, (x,), (torch.ones(3),))[1].detach()\n"
+                                     "def shifted(t):\n    return net(t) * 0 + o + d @ torch.eye(3) * (t - x).sum() / 3\n"
+                                     "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))", "other inputs"),
+    ("func-higher-order/third-derivative", "c = (-8 * torch.cos(2 * x)).detach()\n"
+                                           "d = torch.func.grad\nthird = d(d(d(lambda t: wave(t) * 0 + c * t ** 3 / 6)))(x)",
+     "other inputs"),
+]
+
+
+@pytest.mark.parametrize("uid, attempt, says", WRITES_UNSEEN + MODEL_TIMES_ZERO)
+async def test_a_fix_autograd_or_the_model_never_carried_is_refused(session, uid, attempt, says):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert says in graded.feedback, graded.feedback

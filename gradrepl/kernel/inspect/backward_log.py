@@ -43,6 +43,8 @@ class Task:
     def __init__(self, token: str, namespace: dict, targets: list) -> None:
         self.token = token
         self.known: dict[int, tuple[object, str]] = {}
+        # id -> (tensor, _version, data_ptr, values) at the start: how each was written since (task_state.py)
+        self.tensors: dict[int, tuple] = {}
         self.namespace = namespace
         self.targets = [steps for _text, steps in targets]
         self.log = _Log()

@@ -36,7 +36,8 @@ trick, and the docs say so.
 
 from __future__ import annotations
 
-from gradrepl.kernel.inspect.transforms import made_by_transform, ran_inside
+from gradrepl.kernel.inspect.torch_globals import Switches, described
+from gradrepl.kernel.inspect.transforms import at_moved_inputs, made_by_transform, ran_inside
 from gradrepl.kernel.inspect.walk import output_name
 from gradrepl.kernel.inspect.backward_log import Task, begin, current
 from gradrepl.kernel.inspect.captured import (BASE, DATA_PTR, DISPATCH_DEPTH, FUNCTION_MODE_ON, GET, GRAD_ENABLED,
@@ -55,14 +56,26 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
     namespace's names; otherwise ``token`` must be the one that start gave, or the state says the
     task did not start in this kernel (it was restarted since). ``everything`` reads every other
     name's tensors, modules and values too, after the targets (the solution's run: lint asks that
-    each thing it changes is checked)."""
-    global _watched
+    each thing it changes is checked). A read after the start puts torch's process-wide switches back as
+    the start had them, once it has reported them (torch_globals.py): an attempt's set_default_dtype or
+    manual_seed does not outlive it."""
+    global _watched, _switches
     if start:
         begin(Task(_urandom(8).hex(), namespace, targets))
         _watched = (current(), _ran_candidates(namespace))
+        _switches = (current(), Switches())
     task = current()
     state: dict = {"entries": {}, "order": [], "token": task.token if task else "",
-                   "started": bool(task) and (start or token == task.token), "grad_enabled": bool(GRAD_ENABLED())}
+                   "started": bool(task) and (start or token == task.token), "grad_enabled": bool(GRAD_ENABLED()),
+                   "globals": described()}
+    try:
+        return _read(namespace, targets, start, task, state, everything)
+    finally:
+        if not start and state["started"] and _switches[0] is task:
+            _switches[1].put_back()
+
+
+def _read(namespace: dict, targets: list, start: bool, task: Task | None, state: dict, everything: bool) -> dict:
     if DISPATCH_DEPTH() or FUNCTION_MODE_ON():
         state["unreadable"] = unreadable("torch_mode_active")
         return state
@@ -76,6 +89,11 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
                         and name not in SKIPPED and not output_name(name) and kind_of(value) not in ("callable", "other"):
                     reader.target(name, namespace, [["name", name]])
         reader.finish()
+    for path, t in reader.transformed:  # after every read: the runs may leave backward passes in the log
+        moved = at_moved_inputs(t)
+        with NO_TORCH_FUNCTION():
+            state["entries"][path]["at_moved_inputs"] = (_values(moved)["values"] if _type(moved) in TENSOR_TYPES
+                                                         else None)
     if start:
         state["names"] = {name: kind_of(value) for name, value in dict_items(namespace)
                           if _type(name) is _str and not name.startswith("__") and not output_name(name)
@@ -86,6 +104,7 @@ def read(namespace: dict, targets: list, start: bool, token: str = "", everythin
 
 
 _watched: tuple = (None, [])  # (task, [(name, module or function)]): what the task starts from that can run
+_switches: tuple = (None, None)  # (task, Switches): torch's process-wide switches as the task started
 
 
 def _ran_candidates(namespace: dict) -> list:
@@ -120,6 +139,7 @@ class _Reader:
         self.task, self.start, self.state = task, start, state
         self.new: dict[int, tuple[object, str]] = {}  # objects not known at the start: first path seen
         self.later: list = []  # optimizers, read last
+        self.transformed: list = []  # (path, tensor) of transforms' results, run again at moved inputs last
 
     # -- targets ----------------------------------------------------------------
     def target(self, text: str, namespace: dict, steps: list, value=None) -> None:
@@ -196,6 +216,7 @@ class _Reader:
                     "unreadable": unreadable("tensor_subclass")}
         entry = {"kind": "tensor", "type": TENSOR_TYPES[kind], "identity": self.label(t, path)}
         entry.update(_facts(t))
+        entry.update(self.written(t, entry["values"]))
         leaf, grad_fn = entry["is_leaf"], GET["grad_fn"](t)
         grad = GET["grad"](t) if leaf or entry["retains_grad"] else quiet_grad(t)
         if grad is None:
@@ -206,9 +227,12 @@ class _Reader:
         else:
             entry["grad"] = {"type": TENSOR_TYPES[_type(grad)], "identity": self.label(grad, path + ".grad"),
                              **_values(grad)}
+            entry["grad"].update(self.written(grad, entry["grad"]["values"]))
         entry.update(self.passes(t, leaf, grad_fn, grad))
         entry["by_transform"] = made_by_transform(t)
         entry["by_transform_of"] = _ran_of(t) if entry["by_transform"] else []
+        if entry["by_transform"] and not self.start:
+            self.transformed.append((path, t))
         return entry
 
     def passes(self, t, leaf: bool, grad_fn, grad) -> dict:
@@ -236,6 +260,26 @@ class _Reader:
         return {"backward": reached, "root": started, "grad_by_backward": False, "graph": [], "pass_grads": [],
                 "seeds": seeds, "through_grad": False,
                 "grad_arrived": came[1] if came is not None and came[0] is grad_fn else None}
+
+    def written(self, t, values) -> dict:
+        """How ``t`` was written since the task started. ``writes``: the in-place writes autograd saw, by
+        the tensor's own version counter (a write through ``.data`` bumps another tensor's, so none here);
+        ``hidden``: its values changed while that counter stood still (through ``.data``);
+        ``same_storage``: it keeps the memory it started with (``.data =`` and ``set_()`` swap it, and a
+        view taken before keeps the old numbers). A tensor made since the start counts its writes from
+        0, and nothing is known of what it held before."""
+        task = self.task
+        if task is None:
+            return {}
+        version, ptr = GET["_version"](t), DATA_PTR(t)
+        if self.start:
+            task.tensors.setdefault(_id(t), (t, version, ptr, values))
+            return {"writes": 0, "hidden": False, "same_storage": True}
+        mark = dict_get(task.tensors, _id(t))
+        if mark is None or mark[0] is not t:
+            return {"writes": version, "hidden": None, "same_storage": None}
+        return {"writes": version - mark[1], "hidden": version == mark[1] and values != mark[3],
+                "same_storage": ptr == mark[2]}
 
     def module(self, path: str, module, depth: int) -> None:
         own = object_getattribute(module, "__dict__")

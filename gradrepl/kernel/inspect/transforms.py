@@ -19,7 +19,9 @@ transformed (`by_transform_of`), not a hand-made function of constants computed 
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
+import io
 import sys
 
 import torch.func
@@ -28,7 +30,8 @@ import torch.nn.modules.module as _module_hooks
 from gradrepl.kernel.inspect.captured import DATA_PTR, GET
 
 KEPT = 256  # transform results remembered (the newest): a task reads its targets right after the attempt
-# (tensor, data_ptr, version, {id: module whose forward ran}, {id: code object called})
+# (tensor, data_ptr, version, {id: module whose forward ran}, {id: code object called},
+#  (the call, its args, its kwargs, the tensor's index in the result or None): to run it again, moved)
 _made: collections.deque = collections.deque(maxlen=KEPT)
 _depth = 0  # transforms running now: only the outermost one's results are the learner's
 _SETPROFILE, _GETPROFILE, _REGISTER = sys.setprofile, sys.getprofile, _module_hooks.register_module_forward_pre_hook
@@ -59,10 +62,47 @@ def ran_inside(t: torch.Tensor, obj) -> bool:
     return code is not None and codes.get(id(code)) is code
 
 
-def _remember(result, modules: dict, codes: dict) -> None:
-    for value in result if isinstance(result, (tuple, list)) else (result,):
+def at_moved_inputs(t: torch.Tensor) -> torch.Tensor | None:
+    """The transform call that returned ``t`` run again with every floating-point input tensor moved
+    (x -> 0.75 x + 0.25), and what it gives there; None when ``t`` is no transform's result or the run
+    raised. A transformed function that calls the task's model only as ``net(t) * 0`` beside constants
+    computed at this one point gives the same numbers at the moved point; the model's own does not. Its
+    prints are dropped, and transforms nested inside run as one, unremembered and uncounted."""
+    global _depth
+    entry = _entry(t)
+    if entry is None:
+        return None
+    call, args, kwargs, index = entry[5]
+    _depth += 1
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            result = call(*_moved(args), **_moved(kwargs))
+    except Exception:  # the learner's function may raise at another point: nothing to compare
+        return None
+    finally:
+        _depth -= 1
+    if index is not None:
+        result = result[index] if isinstance(result, (tuple, list)) and len(result) > index else None
+    return result if isinstance(result, torch.Tensor) else None
+
+
+def _moved(value):
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        moved = value.detach() * 0.75 + 0.25
+        return moved.requires_grad_() if value.requires_grad else moved
+    if isinstance(value, (tuple, list)):
+        return type(value)(_moved(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _moved(v) for k, v in value.items()}
+    return value
+
+
+def _remember(result, modules: dict, codes: dict, rerun: tuple) -> None:
+    many = isinstance(result, (tuple, list))
+    for i, value in enumerate(result if many else (result,)):
         if isinstance(value, torch.Tensor):
-            _made.append((value, DATA_PTR(value), GET["_version"](value), modules, codes))
+            _made.append((value, DATA_PTR(value), GET["_version"](value), modules, codes,
+                          (*rerun, i if many else None)))
 
 
 def _outermost(call, *args, **kwargs):
@@ -96,7 +136,7 @@ def _outermost(call, *args, **kwargs):
         _depth = 0
         _SETPROFILE(earlier)
         hook.remove()
-    _remember(result, modules, codes)
+    _remember(result, modules, codes, (call, args, kwargs))
     return result
 
 RUN_NOW = ("vjp", "jvp", "linearize")                                   # differentiate when called
