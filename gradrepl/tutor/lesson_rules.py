@@ -66,7 +66,9 @@ def stated_in(question: Question, key, seen: Seen) -> str | None:
     if question.type == "task":
         lines = [line.strip() for line in question.solution.splitlines() if len(line.strip()) >= MIN_SOLUTION_LINE]
         code = "\n".join(lines)
-        return code if lines and seen.where != "the prompt" and states(seen.text, code) else None
+        if seen.where == "the prompt":
+            return None
+        return code if lines and states(seen.text, code) else _fix_named(question, seen)
     if question.type == "choice" and not question.ask:
         return _right_option_stated(question, key, seen)
     if question.type == "derive":
@@ -82,6 +84,40 @@ def stated_in(question: Question, key, seen: Seen) -> str | None:
     if question.type == "choice" and key.correct_options:
         value = read_answer(question.options[key.correct_options[0]].answer or "")
     return _accepted(seen, value, question.tolerance, question.compare) or _flag_stated(question, value, seen)
+
+
+def _fix_named(question: Question, seen: Seen) -> str | None:
+    """A fix-the-code task's fix named in prose above it: a call the solution makes and the starter does
+    not (``h.retain_grad()``), written in a code span ("ask with `retain_grad()`"). The learner then
+    copies the fix instead of finding it. A prompt (this one or the previous question's) names the code it
+    asks about, so prompts are not read here."""
+    if not question.starter.strip() or seen.code or seen.where.startswith("the prompt"):
+        return None
+    fixes = _called(question.solution) - _called(question.starter)
+    spans = " ".join(re.findall(r"`([^`]+)`", seen.text))
+    return next((f"{name}()" for name in sorted(fixes) if name in _called_words(spans)), None)
+
+
+def _called(code: str) -> set[str]:
+    """The names code calls (the last part of ``h.retain_grad``), parsed, never run."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    calls = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                calls.add(func.attr)
+            elif isinstance(func, ast.Name):
+                calls.add(func.id)
+    return calls
+
+
+def _called_words(text: str) -> set[str]:
+    """The names text shows called (``retain_grad`` in "`retain_grad()`" or "`h.retain_grad()`")."""
+    return {name.rsplit(".", 1)[-1] for name in re.findall(r"([A-Za-z_][\w.]*)\s*\(", text)}
 
 
 def _right_option_stated(question: Question, key, seen: Seen) -> str | None:

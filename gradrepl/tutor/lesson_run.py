@@ -125,6 +125,9 @@ class LessonRun:
     async def resume(self, start: int | None = None) -> None:
         """Live: a fresh kernel holding the lesson before the step to play (``start``, else the stored one)."""
         if start is not None:
+            # Asked to start at a step, the run plays every step from it on: one finished before is taken
+            # again (as a finished lesson is), never skipped; the steps before it are replayed.
+            self.progress.finished[:] = [index for index in self.progress.finished if index < start]
             self.index = self.progress.current_step = start
             self._replay_upto = self._replay_point()
         upto = self._replay_upto

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.paths import GRADREPL, ROOT
-from tests.support.lesson_files import HELP_LESSON, ONE_PLUS_ONE, lesson
+from tests.support.lesson_files import HELP_LESSON, ONE_PLUS_ONE, lesson as lesson_file
 
 LESSON_FILES = sorted((ROOT / "lessons").glob("*.md"))
 
@@ -92,6 +92,47 @@ def test_resume_replays_the_steps_before_and_goes_on():
     assert done.returncode == 0, done.stdout + done.stderr
     asked = [e["id"] for e in log if e["type"] == "question"]
     assert asked == ["training-loop/learned-slope", "training-loop/forgot-zero"]
+
+
+# Two cells, each followed by a question that reads the names the cell made.
+TWO_CELLS = """```python
+a = torch.tensor(1.0)
+```
+
+```question
+id: first
+type: predict
+prompt: What is a + 1?
+ask: (a + 1).item()
+```
+
+```python
+b = a * 3
+```
+
+```question
+id: second
+type: predict
+prompt: What is b?
+ask: b.item()
+```
+"""
+
+
+@pytest.mark.parametrize("start, asked", [(0, ["first", "second"]), (2, ["second"])])
+def test_from_starts_at_its_step_over_finished_ones_with_the_names_before_it(start, asked, tmp_path,
+                                                                            gradrepl_home):
+    path = lesson_file(tmp_path, "two-cells", TWO_CELLS)
+    stopped = play(str(path), stdin="2\n")  # steps 0-2 finished, then the input ends at the second question
+    assert stopped.returncode == 1 and "[right]" in stopped.stdout, stopped.stdout + stopped.stderr
+    again = play(str(path), "--json", "--from", str(start), stdin="3\n" if start else "2\n3\n")
+    log = events(again.stdout)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert log[0]["start"] == start
+    shown = [e["step"] for e in log if e["type"] in ("cell", "question")]
+    assert shown == list(range(start, 4))  # every step from START on is played, none skipped as finished
+    assert [e["id"] for e in log if e["type"] == "question"] == [f"two-cells/{q}" for q in asked]
+    assert all(e["correct"] for e in log if e["type"] == "grade") and log[-1]["finished"]
 
 
 def test_a_lesson_can_forbid_skipping(tmp_path):
@@ -286,7 +327,7 @@ another_long_tensor_name.backward()
 
 
 def test_at_tables_fit_the_terminal_play_runs_in(tmp_path):
-    done = subprocess.run([*GRADREPL, "play", str(lesson(tmp_path, "past", PAST))], input="2\n", capture_output=True,
+    done = subprocess.run([*GRADREPL, "play", str(lesson_file(tmp_path, "past", PAST))], input="2\n", capture_output=True,
                           text=True, timeout=110, cwd=ROOT, env={**os.environ, "COLUMNS": "70"})
     assert done.returncode == 0, done.stdout + done.stderr
     table = done.stdout.split("%at -1", 1)[1].split("? 1 + 1?", 1)[0]

@@ -157,3 +157,42 @@ def test_an_answer_in_a_note_a_number_word_or_a_title_naming_the_right_option_fa
     assert f"{worded}:8: question 'q': the prose at line 6 gives the answer away ('six')" in out
     assert f"{titled}:6: question 'q': the lesson's title gives the answer away ('only')" in out
     assert str(one) not in out and str(neutral) not in out, out
+
+
+KEEP_TASK = """```question
+id: keep
+type: task
+prompt: "This code should leave dz/dh in `grad_h`, but it comes out None. Fix it and run it."
+given: |
+  x = torch.tensor(2.0, requires_grad=True)
+setup: |
+  x = torch.tensor(2.0, requires_grad=True)
+starter: |
+  h = x * 3
+  z = h ** 2
+  z.backward()
+  grad_h = h.grad
+checks:
+  - state: h
+    facts: [retains_grad, grad]
+    message: h.grad must hold h's own gradient.
+solution: |
+  h = x * 3
+  h.retain_grad()
+  z = h ** 2
+  z.backward()
+  grad_h = h.grad
+{hints}```
+"""
+
+
+def test_a_fix_the_code_task_whose_fix_the_prose_above_names_fails_lint(tmp_path):
+    """The blind play-through: "ask to keep it with `retain_grad()`" above the task that asks for that fix."""
+    told = lesson(tmp_path, "told", "A tensor can ask to keep its gradient with `retain_grad()`.\n\n"
+                  + KEEP_TASK.format(hints=HINTS))
+    asked_first = lesson(tmp_path, "asked-first", "A tensor that is not a leaf can ask to keep its gradient.\n\n"
+                         + KEEP_TASK.format(hints=HINTS) + "\nThe request is `h.retain_grad()`.\n")
+    done = lint(str(tmp_path))
+    out = done.stdout
+    assert f"{told}:8: question 'keep': the prose at line 6 gives the answer away ('retain_grad()')" in out, out
+    assert not [line for line in out.splitlines() if str(asked_first) in line and "gives the answer away" in line], out
