@@ -76,6 +76,8 @@ class StepReplies(AppPart):
         """The input's title is IPython's prompt: `In [N]`, the number the next step takes."""
         if self.session is not None:
             self.query_one(CodeInput).border_title = f"In [{self.session.step + 1}]"
+        elif self._start_kernel:  # the first frame, drawn before the session is made: no step has run
+            self.query_one(CodeInput).border_title = "In [1]"
 
     @on(KernelRestarted)
     def _restarted(self, message: KernelRestarted) -> None:

@@ -41,12 +41,16 @@ asyncio.run(first_frame())
 """
 
 
-def test_the_first_frame_imports_no_lesson_quiz_or_other_command():
-    code = FIRST_FRAME.format(prefixes=NOT_BEFORE_FIRST_FRAME)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+def printed_lines(code: str) -> list[str]:
+    """What `code`, run in a Python of its own (a fresh sys.modules), printed; it must succeed."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=180,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
-    other_commands, pulled, collector = done.stdout.strip().splitlines()[-3:]
+    return done.stdout.strip().splitlines()
+
+
+def test_the_first_frame_imports_no_lesson_quiz_or_other_command():
+    other_commands, pulled, collector = printed_lines(FIRST_FRAME.format(prefixes=NOT_BEFORE_FIRST_FRAME))[-3:]
     assert other_commands == "[]"
     assert pulled == "[]"
     assert collector == "collector on"  # held off only until the first frame
@@ -137,8 +141,4 @@ asyncio.run(main())
 
 
 def test_the_first_frame_imports_none_of_what_only_later_replies_need():
-    code = AT_THE_FIRST_FRAME.format(late=LATE)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=180,
-                          stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert printed_lines(AT_THE_FIRST_FRAME.format(late=LATE))[-1] == "[]"
