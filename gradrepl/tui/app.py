@@ -164,10 +164,11 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
         self._watch_terminal()
 
     def _after_first_frame(self) -> None:
-        # The zygote cli started has been importing torch all along: asking it for the kernel now loses nothing.
-        self.start_session()
+        # The zygote cli started has been importing torch all along: asking it for the kernel a frame later (the
+        # footer's keys drawn first, not after the session's imports) loses nothing.
+        self.call_after_refresh(self.start_session)
         if not gc.isenabled():  # cli.main held the collector off while the first screen was built
-            gc.freeze()  # what start-up made (the session's modules too) lives as long as the app: collections skip it
+            gc.freeze()  # what start-up made lives as long as the app: later collections skip it
             gc.enable()
 
     def _apply_breakpoint(self) -> None:
