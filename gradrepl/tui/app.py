@@ -166,10 +166,14 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
     def _after_first_frame(self) -> None:
         # The zygote cli started has been importing torch all along: asking it for the kernel a frame later (the
         # footer's keys drawn first, not after the session's imports) loses nothing.
-        self.call_after_refresh(self.start_session)
+        self.call_after_refresh(self._start_session_late)
         if not gc.isenabled():  # cli.main held the collector off while the first screen was built
             gc.freeze()  # what start-up made lives as long as the app: later collections skip it
             gc.enable()
+
+    def _start_session_late(self) -> None:
+        self.start_session()
+        self.fit_console()  # the new session is told the console's width (fit_console ran before it was made)
 
     def _apply_breakpoint(self) -> None:
         # Textual sets the breakpoint class on the first Resize, after the first frame is
