@@ -25,8 +25,7 @@ from textual.containers import Horizontal, Vertical
 
 from gradrepl.history import History, default_path
 from gradrepl.client.options import KernelOptions
-from gradrepl.session import KernelState, Session
-from gradrepl.session.steps import StepQueue
+from gradrepl.session.state import KernelState
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.console.console_log import ConsoleLog
@@ -106,10 +105,12 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
         self.learn = (lesson_id, lessons_dir) if learn else None
         self.options = options or KernelOptions()
         self.repl_history = history if history is not None else History(default_path())
-        # Made here, started on mount: the lesson pane is given it when composed.
-        self.session = Session(self.options, on_state=self._on_session_state,
-                               on_restart=self._on_session_restart) if start_kernel else None
-        self.steps = StepQueue(self.session, self._on_queue_event) if self.session is not None else None
+        # Made once the first frame is out (its imports are the kernel client and the magics), or before it
+        # by what needs it first (a lesson pane composed with the console): make_session, start_session.
+        self._start_kernel = start_kernel
+        self._session_started = False
+        self.session = None
+        self.steps = None
         self.kernel_state = KernelState.STARTING
         self.details_name: str | None = None
         self.steps_in_kernel = 0  # steps run since the kernel was last fresh: what a kill would lose
@@ -123,6 +124,7 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
         self._apply_breakpoint()  # before the widgets mount: styled once, in the layout they first show
         with Horizontal(id="main", classes="-learn" if self.learn else None):
             if self.learn:
+                self.make_session()  # the pane is given the queue's door
                 yield lesson_pane(self, *self.learn)
             with Vertical(id="console"):
                 yield ConsoleLog(id="log")
@@ -160,14 +162,18 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
         self.call_after_refresh(self._after_first_frame)
         self.call_after_refresh(self.fit_console)
         self._watch_terminal()
-        if self.session is not None:
-            self.start_kernel()
-            self.run_steps()
 
     def _after_first_frame(self) -> None:
+        # The zygote cli started has been importing torch all along: asking it for the kernel a frame later (the
+        # footer's keys drawn first, not after the session's imports) loses nothing.
+        self.call_after_refresh(self._start_session_late)
         if not gc.isenabled():  # cli.main held the collector off while the first screen was built
             gc.freeze()  # what start-up made lives as long as the app: later collections skip it
             gc.enable()
+
+    def _start_session_late(self) -> None:
+        self.start_session()
+        self.fit_console()  # the new session is told the console's width (fit_console ran before it was made)
 
     def _apply_breakpoint(self) -> None:
         # Textual sets the breakpoint class on the first Resize, after the first frame is

@@ -5,13 +5,14 @@ and details; a worker that raised is put into words and what it left behind rest
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.worker import Worker, WorkerState
 
 from gradrepl.tui.app_part import AppPart
-from gradrepl.session import KernelState, leaving
-from gradrepl.session.steps import Finished, NotRun, QueueEvent, Queued, Started
+from gradrepl.session import leaving
+from gradrepl.session.state import KernelState
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.messages import (
@@ -29,11 +30,33 @@ from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tui import worker_failures
 
+if TYPE_CHECKING:
+    from gradrepl.session.steps import QueueEvent
+
 COMPLETING_AFTER = 0.3  # seconds a completion may take before the input says "completing…"
 
 
 class KernelWorkers(AppPart):
     """The workers that talk to the kernel (app_part.py)."""
+
+    def make_session(self) -> None:
+        """The session and its step queue, made once (none for an app started without a kernel)."""
+        if self.session is not None or not self._start_kernel:
+            return
+        # the kernel client and the magics: imported here, after the first frame, not with the app
+        from gradrepl.session.session import Session
+        from gradrepl.session.steps import StepQueue
+
+        self.session = Session(self.options, on_state=self._on_session_state, on_restart=self._on_session_restart)
+        self.steps = StepQueue(self.session, self._on_queue_event)
+
+    def start_session(self) -> None:
+        """Start the kernel and the queue's worker once: after the first frame, or at a step typed before it."""
+        self.make_session()
+        if self.session is not None and not self._session_started:
+            self._session_started = True
+            self.start_kernel()
+            self.run_steps()
 
     def _on_session_state(self, state: KernelState) -> None:
         self.post_message(KernelStateChanged(state))
@@ -63,6 +86,8 @@ class KernelWorkers(AppPart):
         await self.steps.run()
 
     def _on_queue_event(self, event: QueueEvent) -> None:
+        from gradrepl.session.steps import Finished, NotRun, Queued, Started  # with the queue, after the first frame
+
         if isinstance(event, Queued):
             self.post_message(StepQueued(event.source, event.kernel_ready))
         elif isinstance(event, Started):
@@ -74,6 +99,7 @@ class KernelWorkers(AppPart):
 
     def submit(self, source: str) -> None:
         """Queue `source` as the next step (typed, or sent by the command palette)."""
+        self.start_session()  # typed before the first frame was out
         if self.steps is not None:
             self.steps.submit(source)
             self._update_queue_count(self.steps.waiting)

@@ -12,7 +12,6 @@ from textual import work
 
 from gradrepl.tui.app_part import AppPart
 from gradrepl.session import leaving
-from gradrepl.tui.confirm import Confirm
 from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tui.terminal_watch import terminal_fds, terminal_gone
 
@@ -98,6 +97,8 @@ class LeavingApp(AppPart):
             self.focus_input()
 
         question = leaving.question(asked, names, self.query_one(TensorTable).names)
+        from gradrepl.tui.confirm import Confirm  # at the first question, not before the first frame
+
         self.push_screen(Confirm(question, asked.yes, also_yes), answered)
 
     async def _names_to_lose(self) -> list[str] | None:

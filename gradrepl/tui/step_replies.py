@@ -10,7 +10,6 @@ from gradrepl.tui.app_part import AppPart
 from gradrepl.session.state import said_once
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.console.console_log import ConsoleLog
-from gradrepl.tui.console.help_view import HelpView, is_help
 from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.messages import (
     DetailsLoaded,
@@ -77,6 +76,8 @@ class StepReplies(AppPart):
         """The input's title is IPython's prompt: `In [N]`, the number the next step takes."""
         if self.session is not None:
             self.query_one(CodeInput).border_title = f"In [{self.session.step + 1}]"
+        elif self._start_kernel:  # the first frame, drawn before the session is made: no step has run
+            self.query_one(CodeInput).border_title = "In [1]"
 
     @on(KernelRestarted)
     def _restarted(self, message: KernelRestarted) -> None:
@@ -126,6 +127,8 @@ class StepReplies(AppPart):
     @on(StepFinished)
     def _step_finished(self, message: StepFinished) -> None:
         """Every step's one way back, typed or lesson code (a lesson's bookkeeping steps only show rows)."""
+        from gradrepl.tui.console.help_view import is_help  # with the first reply, not before the first frame
+
         result = message.result
         if message.shown:
             self.steps_in_kernel += 1
@@ -139,6 +142,8 @@ class StepReplies(AppPart):
 
     @shows_reply("the help view")
     def _open_help(self, display: dict) -> None:
+        from gradrepl.tui.console.help_view import HelpView
+
         self.push_screen(HelpView(str(display.get("title", "help")), str(display.get("text", ""))),
                          lambda _: self.focus_input())
 

@@ -41,12 +41,16 @@ asyncio.run(first_frame())
 """
 
 
-def test_the_first_frame_imports_no_lesson_quiz_or_other_command():
-    code = FIRST_FRAME.format(prefixes=NOT_BEFORE_FIRST_FRAME)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+def printed_lines(code: str) -> list[str]:
+    """What `code`, run in a Python of its own (a fresh sys.modules), printed; it must succeed."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=180,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
-    other_commands, pulled, collector = done.stdout.strip().splitlines()[-3:]
+    return done.stdout.strip().splitlines()
+
+
+def test_the_first_frame_imports_no_lesson_quiz_or_other_command():
+    other_commands, pulled, collector = printed_lines(FIRST_FRAME.format(prefixes=NOT_BEFORE_FIRST_FRAME))[-3:]
     assert other_commands == "[]"
     assert pulled == "[]"
     assert collector == "collector on"  # held off only until the first frame
@@ -96,3 +100,45 @@ async def test_code_typed_before_the_highlighter_is_ready_keeps_its_cursor_and_g
         colours = {segment.text.strip(): segment.style.color for segment in code_input.render_line(1)
                    if segment.text.strip()}
         assert colours["for"] != colours["i"]  # a keyword is coloured apart from a name
+
+
+# What only later replies, keys or steps need: imported once the first frame is out, never before it (Textual's
+# own OptionList and Tree are not listed: textual.app imports them, a bare app's first frame too).
+LATE = (
+    "gradrepl.session.session", "gradrepl.session.steps", "gradrepl.session.magics",
+    "gradrepl.client.kernel_client", "gradrepl.views.graph_drawing", "gradrepl.views.check",
+    "gradrepl.views.trace_pictures", "gradrepl.views.steps", "gradrepl.tui.console.completion_menu",
+    "gradrepl.tui.console.history_search", "gradrepl.tui.console.help_view", "gradrepl.tui.console.traceback_view",
+    "gradrepl.tui.confirm", "prompt_toolkit",
+)
+
+# The app as `gradrepl` runs it (a kernel starting); sys.modules is read as Textual sends the first frame.
+AT_THE_FIRST_FRAME = """
+import asyncio, sys
+from textual.app import App
+from gradrepl.tui.app import GradReplApp
+
+at_first_frame = []
+display = App._display
+
+def first_display(self, screen, renderable):
+    if renderable is not None and not self._batch_count and not at_first_frame:
+        at_first_frame.append(sorted(name for name in sys.modules if name.startswith({late})))
+    display(self, screen, renderable)
+
+App._display = first_display
+
+async def main():
+    app = GradReplApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        while app.kernel_state != "idle":  # the late parts are wired and the kernel comes up as before
+            assert app.kernel_state != "failed"
+            await pilot.pause(0.05)
+    print(at_first_frame[0])
+
+asyncio.run(main())
+"""
+
+
+def test_the_first_frame_imports_none_of_what_only_later_replies_need():
+    assert printed_lines(AT_THE_FIRST_FRAME.format(late=LATE))[-1] == "[]"

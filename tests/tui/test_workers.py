@@ -65,6 +65,7 @@ async def test_a_restart_that_fails_after_f8_says_so_and_f8_tries_again(tmp_path
 async def test_a_first_start_that_fails_says_so_and_f8_tries_again(tmp_path):
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
+    app.make_session()  # the app makes it after the first frame: here before, so its folder can go first
     scratch = app.session.client.scratch_dir
     shutil.rmtree(scratch)  # the kernel cannot start without its folder
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.binding import Binding
@@ -15,11 +16,12 @@ from textual.widgets import TextArea
 
 from gradrepl.completeness import INDENT, is_complete, next_indent, split_pasted
 from gradrepl.history import History
-from gradrepl.protocol.messages import Completion
-from gradrepl.tui.console.completion_menu import CompletionMenu, narrowed
-from gradrepl.tui.console.history_search import HistorySearch
 from gradrepl.tui.console.paste_burst import PASTE_SETTLE, PasteBurst
 from gradrepl.tui.messages import CompletionRequested, ConsolePageRequested, InputSubmitted, QuitRequested
+
+if TYPE_CHECKING:
+    from gradrepl.protocol.messages import Completion
+    from gradrepl.tui.console.completion_menu import CompletionMenu
 
 _IDENTIFIER = re.compile(r"[A-Za-z_0-9]*")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
@@ -171,6 +173,8 @@ class CodeInput(TextArea):
         """
         if not completions:
             return
+        from gradrepl.tui.console.completion_menu import CompletionMenu, narrowed  # at the first Tab
+
         if self.text != code or self.cursor_index != cursor:
             typed_on = self.text[cursor:self.cursor_index] if self.cursor_index >= cursor else None
             if inline or typed_on is None or self.text != code[:cursor] + typed_on + code[cursor:] \
@@ -257,6 +261,8 @@ class CodeInput(TextArea):
         self.post_message(ConsolePageRequested(pages))
 
     def action_search_history(self) -> None:
+        from gradrepl.tui.console.history_search import HistorySearch  # at the first Ctrl+R
+
         def take(entry: str | None) -> None:
             if entry is not None:
                 self._show_entry(entry)

@@ -14,9 +14,6 @@ from textual.widgets import RichLog
 
 from gradrepl.protocol.messages import ErrorInfo, StepResult
 from gradrepl.terminal_text import visible
-from gradrepl.views.steps import display_text
-from gradrepl.tui.console.help_view import is_help
-from gradrepl.tui.console.traceback_view import error_view
 from gradrepl.tui.view_guard import shows_reply
 
 if TYPE_CHECKING:
@@ -66,7 +63,11 @@ class ConsoleLog(RichLog):
 
     def _renderable(self, content):
         # Errors are kept as ErrorInfo so F9 can draw them again with library frames open or folded.
-        return error_view(content, self.show_library_frames) if isinstance(content, ErrorInfo) else content
+        if not isinstance(content, ErrorInfo):
+            return content
+        from gradrepl.tui.console.traceback_view import error_view  # at the first traceback
+
+        return error_view(content, self.show_library_frames)
 
     def on_resize(self) -> None:
         # RichLog wraps once, at write time: re-wrap everything when the width changes.
@@ -159,6 +160,10 @@ class ConsoleLog(RichLog):
     def write_result(self, result: StepResult) -> None:
         """Everything a step produced except its source, in reading order (its text visible already:
         kernel text is made so where the client decodes it)."""
+        # the views of replies: with the first reply, not before the first frame
+        from gradrepl.tui.console.help_view import is_help
+        from gradrepl.views.steps import display_text
+
         if result.stdout:
             self._emit(Text(result.stdout.rstrip("\n")))
         if result.stderr:

@@ -12,13 +12,8 @@ from textual.widgets import Static
 from gradrepl.tui.messages import DetailsLoaded
 from gradrepl.tui.tensors.cells import summary
 from gradrepl.tui.tensors.graph_tree import GraphTree
-from gradrepl.views import graph as graph_words
-from gradrepl.views.check import render_check
-from gradrepl.views.glossary import gloss
-from gradrepl.views.graph_drawing import caption, graph_picture
-from gradrepl.views.plot import sparkline_words
-from gradrepl.views.numbers import format_bytes, shape_text
-from gradrepl.views.why import why_grad_is_none
+
+# The views that word a tensor's details are imported when a row is first opened, not before the first frame.
 
 
 class TensorDetails(VerticalScroll):
@@ -45,6 +40,11 @@ class TensorDetails(VerticalScroll):
 
     def show(self, details: DetailsLoaded) -> None:
         """Render what the kernel said about `details.name`."""
+        from gradrepl.views import graph as graph_words
+        from gradrepl.views.check import render_check
+        from gradrepl.views.numbers import shape_text
+        from gradrepl.views.why import why_grad_is_none
+
         self._shown = details
         row = details.row or {}
         title = Text(details.name, style="bold")
@@ -75,6 +75,8 @@ class TensorDetails(VerticalScroll):
 
     def show_graph(self, name: str, graph: dict[str, Any]) -> None:
         """Boxes and arrows when they fit the pane's width, else the tree (none for a graph with no nodes)."""
+        from gradrepl.views.graph_drawing import caption, graph_picture
+
         room = self.scrollable_content_region.width or self.app.size.width
         rows = graph_picture(graph, room) if graph.get("nodes") else None
         picture = self.query_one("#details-graph-picture", Static)
@@ -87,6 +89,9 @@ class TensorDetails(VerticalScroll):
 def values_text(row: dict[str, Any], name: str = "", history: list | None = None) -> Text:
     """Every other name of the tensor, then the full summaries of value and .grad, one per line; a
     number's history across steps as a sparkline under its value."""
+    from gradrepl.views.numbers import format_bytes
+    from gradrepl.views.plot import sparkline_words
+
     text = Text()
     if row.get("aliases"):
         text.append("also named  ", style="bold")
@@ -115,5 +120,7 @@ def values_text(row: dict[str, Any], name: str = "", history: list | None = None
 
 def terms_text(row: dict[str, Any]) -> Text:
     """One line on each word a beginner meets in the facts above (also %help TERM); last, below the why-line."""
+    from gradrepl.views.glossary import gloss
+
     terms = ["grad_fn"] * bool(row.get("grad_fn")) + ["version"] + ["graph holds"] * bool(row.get("saved_bytes"))
     return Text("\n".join(gloss(term) or term for term in terms), style="dim italic")

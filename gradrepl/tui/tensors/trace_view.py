@@ -25,7 +25,6 @@ from textual.widgets import Static
 from gradrepl.terminal_text import visible
 from gradrepl.tui.tensors.cells import summary
 from gradrepl.tui.view_guard import shows_reply
-from gradrepl.views.trace_pictures import HEAT_KEY, grad_bars, leaf_strips
 from gradrepl.views.trace_story import arriving_text, made_by_text, sends_lines
 
 PLAY_SECONDS = 0.6  # per node while playing
@@ -144,6 +143,8 @@ class TraceView(VerticalScroll, can_focus=True):
 
     def show_heat(self) -> None:
         """Heat strips of each leaf the trace has reached so far: its value, and the gradient it receives."""
+        from gradrepl.views.trace_pictures import HEAT_KEY, leaf_strips  # at the first trace, not the first frame
+
         reached = [node for node in self.trace.get("nodes", []) if (node.get("order") or self.position + 1) <= self.position]
         strips = leaf_strips(reached, self.before)
         heat = self.query_one("#trace-heat", Static)
@@ -250,6 +251,8 @@ def tree_text(nodes: list[dict], position: int) -> Text:
     by_id = {node["id"]: node for node in nodes}
     text = Text()
     drawn: set[str] = set()
+    from gradrepl.views.trace_pictures import grad_bars
+
     bars = grad_bars(nodes)  # views/trace_pictures.py: shown for the nodes that ran
 
     def draw(node_id: str, depth: int) -> None:
