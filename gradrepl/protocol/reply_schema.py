@@ -109,6 +109,13 @@ def count(value, where):
     return integer(value, where)
 
 
+def exit_status(value, where):
+    """A process's exit status: `run` exits with it, and no process can exit with another."""
+    if type(value) is not int or not 0 <= value <= 255:
+        raise Violation(where, "is not a valid exit status (a process's is a whole number from 0 to 255)")
+    return value
+
+
 def number(value, where):
     if type(value) is not int and type(value) is not float:
         raise Violation(where, f"is {_kind(value)}, not a number")
@@ -472,7 +479,7 @@ _STEP = {"result": maybe(text(RESULT_CAP + SHORT)), "error": maybe(error_info), 
 REPLIES: dict[str, Spec] = {
     "execute": either(
         record({**_ENVELOPE, **_STEP}, {**_OPTIONAL, "notes": STEP_NOTES, "display": maybe(DISPLAY), "trace": maybe(STEP_TRACES),
-                                        "diagnoses": items(DIAGNOSIS), "exit_status": maybe(integer),
+                                        "diagnoses": items(DIAGNOSIS), "exit_status": maybe(exit_status),
                                         "timeit": TIMING, "result_unshown": REASON}),
         record({**_ENVELOPE, "skipped": literal(True)}),
         what="a step's result (result, error, notes, duration_ms, tensors, removed) or skipped"),
