@@ -492,6 +492,7 @@ REPLIES: dict[str, Spec] = {
     "trace_next": _answer({}, what="an empty reply"),
     "series": _answer({"series": SERIES}, {"error": CODED_NOTE}, what="numbers to plot or an error"),
     "inspect": _answer({"value": DESCRIBED}, what="a value's description"),
+    "read_script": _answer({"source": text(LONG)}, {"error": ERROR_CODE}, what="a file's text or why not"),
     "task_state": _answer({"state": TASK_STATE}, what="a task's state"),
     "check": _answer({"check": CHECK_TENSOR}, what="a check"),
     "check_expr": _answer({"check": CHECK_EXPR}, what="a check"),
