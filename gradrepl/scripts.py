@@ -5,28 +5,17 @@ from __future__ import annotations
 import ast
 
 from gradrepl.errors import UsageError
-
-MAX_SOURCE_BYTES = 16 << 20   # a script, lesson or export bigger than this is refused, never read whole
+from gradrepl.source_file import Unreadable, read_text
+from gradrepl.views.remarks import file_error_words
 
 
 def read_source(path: str) -> str:
-    """A script or lesson file as text; unreadable, oversized or non-UTF-8 files are usage errors."""
+    """A script or lesson file named on the frontend's own command line, as text; a file that is no
+    regular one, unreadable, oversized or not UTF-8 is a usage error."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_SOURCE_BYTES + 1)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder, not a file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
-    if len(data) > MAX_SOURCE_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_SOURCE_BYTES >> 20} MiB, too large to be a script or lesson")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}); "
-                         "save it as UTF-8") from None
+        return read_text(path)
+    except Unreadable as exc:
+        raise UsageError(file_error_words(exc.code, exc.names)) from None
 
 
 def split_steps(source: str, path: str) -> list[tuple[int, str]]:
@@ -44,9 +33,10 @@ def split_steps(source: str, path: str) -> list[tuple[int, str]]:
     return [(first, "".join(lines[first - 1:last]).rstrip("\n")) for first, last in spans]
 
 
-def read_steps(path: str) -> list[tuple[int, str]]:
-    """A script's top-level statements, or a UsageError naming the syntax error (nothing runs then)."""
-    source = read_source(path)
+def read_steps(path: str, source: str | None = None) -> list[tuple[int, str]]:
+    """A script's top-level statements (of `source`, its text when read already), or a UsageError
+    naming the syntax error (nothing runs then)."""
+    source = read_source(path) if source is None else source
     try:
         return split_steps(source, path)
     except SyntaxError as exc:

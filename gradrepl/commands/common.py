@@ -136,7 +136,7 @@ def emit_line(text: str) -> None:
     sys.stdout.flush()
 
 
-from gradrepl.scripts import MAX_SOURCE_BYTES, read_source  # noqa: E402,F401  (lessons, stats read through it)
+from gradrepl.scripts import read_source  # noqa: E402,F401  (lessons, stats read through it)
 
 
 def open_store():

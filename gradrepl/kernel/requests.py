@@ -12,7 +12,8 @@ from dataclasses import asdict
 
 import torch
 
-from gradrepl.kernel import helptext, script_run, step_warnings
+from gradrepl import source_file
+from gradrepl.kernel import helptext, sandbox, script_run, step_warnings
 from gradrepl.kernel.guard import Overtime, safe_text, time_limit
 from gradrepl.kernel.inspect import made_by, task_state
 from gradrepl.kernel.inspect.diagnose import AccumulationWatch, Scene
@@ -214,6 +215,19 @@ class Kernel:
                      "repr": f"{type(exc).__name__}: {message}"}
             return {"value": {**value, "unshown": unshown} if unshown else value}
         return {"value": describe(value)}
+
+    def op_read_script(self, message: dict) -> dict:
+        """The text of the file a session's %run names, read here so the sandbox's limits apply (the
+        frontend may run as another user than the learner: `gradrepl serve`); relative to the kernel's
+        current folder, as learner code would open it."""
+        path = str(message.get("path", ""))
+        try:
+            return {"source": source_file.read_text(path)}
+        except source_file.Unreadable as exc:
+            refused = sandbox.refusal(exc.oserror) if exc.oserror is not None else None
+            if refused and refused[0] == "read_refused":  # words that say what may be read, and how to allow more
+                return {"error": _error("file_refused", path=path, **refused[1])}
+            return {"error": _error(exc.code, **exc.names)}
 
     def op_task_state(self, message: dict) -> dict:
         # Read with references captured before any learner code ran (inspect/task_state.py).

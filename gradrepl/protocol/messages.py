@@ -36,6 +36,8 @@ OPS = (
     "trace_next",# {}                         -> {} the next execute's backward calls are traced
     "series",    # {name}                     -> {series: {length, values, every}} numbers to plot, or {error}
     "inspect",   # {expr}                     -> {value: {...}} description of a value
+    "read_script",# {path}                    -> {source: text} or {error: {code, names}} the file %run names,
+                 #                               read by the kernel under its sandbox (source_file.read_text)
     "task_state",# {targets: [[text, [[kind, arg], ...]], ...], start: bool, token?, everything?}
                  #                            -> {state: {entries, order, token, started, names?}} a task's
                  #                               state as data, read by kernel/inspect/task_state.py

@@ -109,6 +109,13 @@ def count(value, where):
     return integer(value, where)
 
 
+def exit_status(value, where):
+    """A process's exit status: `run` exits with it, and no process can exit with another."""
+    if type(value) is not int or not 0 <= value <= 255:
+        raise Violation(where, "is not a valid exit status (a process's is a whole number from 0 to 255)")
+    return value
+
+
 def number(value, where):
     if type(value) is not int and type(value) is not float:
         raise Violation(where, f"is {_kind(value)}, not a number")
@@ -475,7 +482,7 @@ _STEP = {"result": maybe(text(RESULT_CAP + SHORT)), "error": maybe(error_info), 
 REPLIES: dict[str, Spec] = {
     "execute": either(
         record({**_ENVELOPE, **_STEP}, {**_OPTIONAL, "notes": STEP_NOTES, "display": maybe(DISPLAY), "trace": maybe(STEP_TRACES),
-                                        "diagnoses": items(DIAGNOSIS), "exit_status": maybe(integer),
+                                        "diagnoses": items(DIAGNOSIS), "exit_status": maybe(exit_status),
                                         "timeit": TIMING, "result_unshown": REASON}),
         record({**_ENVELOPE, "skipped": literal(True)}),
         what="a step's result (result, error, notes, duration_ms, tensors, removed) or skipped"),
@@ -488,6 +495,7 @@ REPLIES: dict[str, Spec] = {
     "trace_next": _answer({}, what="an empty reply"),
     "series": _answer({"series": SERIES}, {"error": CODED_NOTE}, what="numbers to plot or an error"),
     "inspect": _answer({"value": DESCRIBED}, what="a value's description"),
+    "read_script": _answer({"source": text(LONG)}, {"error": ERROR_CODE}, what="a file's text or why not"),
     "task_state": _answer({"state": TASK_STATE}, what="a task's state"),
     "check": _answer({"check": CHECK_TENSOR}, what="a check"),
     "check_expr": _answer({"check": CHECK_EXPR}, what="a check"),

@@ -3,9 +3,11 @@
 %time runs its statement as a numbered step and says how long it took. %who and
 %whos list the learner's names (read through the kernel's `inspect` op with
 builtin types only, so no learner repr runs; tensors are described from the
-panel's rows). %run reads FILE here, on the frontend's side as `gradrepl run`
-does, and runs its top-level statements one by one as numbered steps (each in
-the timeline, `%at N`), stopping at the first that fails, as IPython's %run does.
+panel's rows). %run has the kernel read FILE (op read_script, under the sandbox:
+the frontend may be a server reading for every learner), splits it here as
+`gradrepl run` does, and runs its top-level statements one by one as numbered
+steps (each in the timeline, `%at N`), stopping at the first that fails, as
+IPython's %run does.
 """
 
 from __future__ import annotations
@@ -95,9 +97,14 @@ def _tensor_words(row: dict | None) -> str:
 
 
 async def run(session: "Session", result: StepResult, arg: str) -> None:
-    """Run FILE's top-level statements as numbered steps; fill `result` with what they did together."""
+    """Run FILE's top-level statements as numbered steps; fill `result` with what they did together.
+    The kernel reads FILE, under its sandbox: the learner may name only what their code could open."""
+    read = await session.read_script(arg)
+    if not read.ok:
+        result.error = ErrorInfo("KernelError" if read.lost else "UsageError", str(read.error))
+        return
     try:
-        steps = read_steps(arg)
+        steps = read_steps(arg, read.data["source"])
     except UsageError as exc:
         result.error = ErrorInfo("UsageError", str(exc))
         return

@@ -42,6 +42,8 @@ class Magics:
         "%reset": ("%reset [-f]", "reset"),
         "%help": ("%help", "help"),
     }
+    # What a magic that reads a file or runs a program does: a lesson's cells may not (tutor/lesson_parser.py).
+    READS_FILES = {"%run": "reads a file and runs it"}
     RUNS_STATEMENT = {"%time", "%timeit"}  # and %trace STMT: its statement is a numbered step
     # A point in the timeline though it runs no code: the steps after %reset show an empty namespace (F3, %at).
     CHANGES_NAMESPACE = {"%reset"}

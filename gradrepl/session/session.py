@@ -512,6 +512,11 @@ class Session:
                 value["repr"] = unshown_text(f"{unshown.get('type', '?')} object: its repr", unshown)
         return value
 
+    async def read_script(self, path: str) -> RequestResult:
+        """The text of the file at `path` as the kernel reads it, under its sandbox (%run): data "source",
+        or why not in words (views/remarks.FILE_ERRORS)."""
+        return request_result_from(await self._request("read_script", path=path))
+
     async def task_state(self, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
         """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py);
         {} when no kernel answered."""

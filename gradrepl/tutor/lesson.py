@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gradrepl.source_file import Unreadable, read_text
 from gradrepl.tutor.lesson_model import (  # noqa: F401 (the names callers import from here)
     Claim,
     Course,
@@ -27,6 +28,7 @@ from gradrepl.tutor.lesson_model import (  # noqa: F401 (the names callers impor
     replay_sources,
 )
 from gradrepl.tutor.lesson_parser import QUESTION_TYPES, STATE_FIELDS, parse_lesson  # noqa: F401
+from gradrepl.views.remarks import file_error_words
 
 LESSONS_ENV = "GRADREPL_LESSONS"
 MAX_LESSON_BYTES = 1 << 20   # a lesson is prose and small cells; a bigger file is a mistake or an attack
@@ -73,12 +75,9 @@ def load_lesson(path: str | Path) -> Lesson:
     """Parse one lesson file; raises LessonFormatError listing every problem found."""
     path = Path(path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_LESSON_BYTES + 1)
-        if len(data) > MAX_LESSON_BYTES:
-            raise LessonFormatError([Problem(str(path), 0, f"the file is larger than {MAX_LESSON_BYTES >> 20} MiB, "
-                                                           "the most a lesson may be: split it into lessons")])
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LessonFormatError([Problem(str(path), 0, f"cannot read: {exc}")]) from exc
+        text = read_text(str(path), MAX_LESSON_BYTES)  # a regular file only: a FIFO or device is refused unopened
+    except Unreadable as exc:
+        words = f"the file is larger than {MAX_LESSON_BYTES >> 20} MiB, the most a lesson may be: split it into " \
+            "lessons" if exc.code == "too_large" else f"cannot read: {file_error_words(exc.code, exc.names)}"
+        raise LessonFormatError([Problem(str(path), 0, words)]) from None
     return parse_lesson(text, str(path))

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
+from gradrepl.session.magics import Magics
 from gradrepl.terminal_text import first_control, visible
 from gradrepl.tutor.language import DEFAULT as DEFAULT_LANGUAGE, in_language, primary
 from gradrepl.tutor.lesson_model import (
@@ -238,6 +239,10 @@ def _steps(body: str, offset: int, path: str, lesson_id: str, problems: list[Pro
                 claims.append(Claim(token.content, fence_line + 1, len(steps)))
             continue
         if kind == "python":
+            if refused := _reads_or_runs(token.content):
+                problems.append(Problem(path, fence_line + 1, f"python cell: {refused}, and a lesson's cells may not "
+                                                              "read files or run programs: put the code in the cell itself"))
+                continue
             if _is_magic(token.content) or _check_syntax(token.content, path, fence_line + 1, "python cell", problems):
                 steps.append(Step("code", fence_line, text=token.content))
             continue
@@ -398,6 +403,18 @@ def _is_magic(code: str) -> bool:
     """A cell of one %magic line (`%trace loss`, `%at -1`): the session runs it, as at the prompt."""
     lines = [line for line in code.splitlines() if line.strip()]
     return len(lines) == 1 and lines[0].startswith("%")
+
+
+def _reads_or_runs(code: str) -> str | None:
+    """What a one-line cell does that a lesson may not (a downloaded lesson would do it on the learner's
+    machine): a magic that reads a file (`%run FILE`), a `!program`; None for any other cell."""
+    lines = [line for line in code.splitlines() if line.strip()]
+    if len(lines) != 1:
+        return None
+    name = lines[0].split(maxsplit=1)[0]
+    if name in Magics.READS_FILES:
+        return f"{name} {Magics.READS_FILES[name]}"
+    return f"{name} runs a program" if name.startswith("!") else None
 
 
 def _check_syntax(code: str, path: str, line: int, what: str, problems: list[Problem], mode: str = "exec") -> bool:

@@ -11,6 +11,7 @@ the session words a step's reply once as it arrives (`word_step`) and a request'
 from __future__ import annotations
 
 from gradrepl.views.help_page import worded_page
+from gradrepl.views.refusals import REFUSALS
 from gradrepl.views.templates import filled
 
 # Why a read of a learner object gave no value (guard.NoValue's reason): the short form follows
@@ -62,6 +63,26 @@ def task_read_words(reason) -> str:
     return filled(TASK_READS, code, reason.get("names")) or f"it could not be read ({code})"
 
 
+# Why a script or lesson file was not read (source_file.Unreadable, read by the frontend or, for %run, by
+# the kernel: op read_script): a code and the path; file_refused is the kernel's sandbox refusing it.
+FILE_ERRORS = {
+    "no_such_file": "{path}: no such file",
+    "is_folder": "{path}: is a folder, not a file",
+    "is_fifo": "{path}: is a named pipe (FIFO), not a file; it was not read (reading one waits for a writer)",
+    "is_device": "{path}: is a device, not a file; it was not read",
+    "is_socket": "{path}: is a socket, not a file; it was not read",
+    "not_a_file": "{path}: is not a regular file; it was not read",
+    "cannot_read": "{path}: cannot read it ({why})",
+    "too_large": "{path}: larger than {limit_mib} MiB, too large to be a script or lesson",
+    "not_utf8": "{path}: not UTF-8 text (byte {at} is {byte}); save it as UTF-8",
+    "file_refused": "{path}: the kernel may not read it. " + REFUSALS["read_refused"],
+}
+
+
+def file_error_words(code: str, names: dict | None = None) -> str:
+    return filled(FILE_ERRORS, code, names) or f"the file could not be read ({code})"
+
+
 # A request that could not be answered: its reply's "error" is {"code", "names"} (kernel/requests.py _error,
 # inspect/series.py, inspect/trace.py TraceError, worker.py's over-size reply); Session._request words it.
 REQUEST_ERRORS = {
@@ -89,6 +110,7 @@ REQUEST_ERRORS = {
     "cursor_outside": "the cursor ({cursor}) is outside the code ({length} characters)",
     "reply_too_large": "the kernel's answer was {mib} MiB, more than the {cap_mib} MiB a reply may hold (too many "
                        "tensors at once?)",
+    **FILE_ERRORS,  # op read_script's
 }
 
 

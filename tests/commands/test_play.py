@@ -154,6 +154,13 @@ def test_unknown_lesson_and_broken_lesson_are_usage_errors(tmp_path):
     assert done.returncode == 2 and f"{broken}:8: question 'q': unknown type 'essay'" in done.stderr
 
 
+def test_a_lesson_that_is_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "waits.md"
+    os.mkfifo(fifo)
+    done = play(str(fifo), timeout=60)
+    assert done.returncode == 2 and "named pipe" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
 def test_a_multi_line_solution_is_typed_as_one_attempt_ended_by_a_blank_line():
     # The course's own solution, typed as a learner types it: the block goes on past its first body line.
     solution = ["with torch.no_grad():", "    w -= lr * w.grad", "    b -= lr * b.grad", "w.grad.zero_()",

@@ -1,5 +1,6 @@
 """`gradrepl run` on the seed examples, compared with what plain torch computes."""
 
+import os
 import subprocess
 import sys
 
@@ -86,6 +87,14 @@ def test_usage_errors_exit_2_without_traceback(tmp_path):
     assert limit.returncode == 2 and "--memory-limit" in limit.stderr and "Traceback" not in limit.stderr
     misplaced = subprocess.run([*GRADREPL, "--json", "run", str(fine)], capture_output=True, text=True)
     assert misplaced.returncode == 2 and "Traceback" not in misplaced.stderr
+
+
+def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path):
+    """A blocking open of a FIFO waits for a writer that never comes: the script is refused unopened."""
+    fifo = tmp_path / "script.py"
+    os.mkfifo(fifo)
+    refused = subprocess.run([*GRADREPL, "run", str(fifo)], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "named pipe" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_two_statements_on_one_line_run_once(tmp_path):

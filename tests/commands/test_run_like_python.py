@@ -284,3 +284,18 @@ def test_torch_threads_as_in_python(tmp_path):
         print("MKL dynamic", dynamic)
     ''')
     same_as_python(script, cwd=tmp_path)
+
+
+def test_a_forged_exit_status_is_not_taken_as_the_process_status(tmp_path):
+    """Kernel code can make a step's reply say any schema-valid exit_status: one no process can have
+    (beyond 0..255) is said to be invalid, and the run exits 1, never 0 or the forged number."""
+    script = write(tmp_path, "forge.py", """\
+        import sys
+        import gradrepl.kernel.script_run as script_run
+        script_run.exit_status = lambda exc: 1 << 62
+        sys.exit(0)
+    """)
+    proc = subprocess.run([*GRADREPL, "run", str(script)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert str(1 << 62) not in proc.stdout and "exit status 0" not in proc.stdout, proc.stdout
+    assert "not a valid exit status" in proc.stdout, proc.stdout

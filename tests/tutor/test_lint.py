@@ -2,13 +2,14 @@
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import lint
-from tests.support.lesson_files import HINTS, lesson
-from tests.support.paths import ROOT
+from tests.support.lesson_files import HINTS, ONE_PLUS_ONE, lesson
+from tests.support.paths import GRADREPL, ROOT
 
 
 def line_of(path: Path, text: str) -> int:
@@ -62,6 +63,23 @@ def test_static_lint_needs_no_kernel_and_names_the_line(tmp_path):
     done = lint("--static", str(path))
     assert done.returncode == 1
     assert done.stdout.strip() == f"{path}:7: python cell: syntax error: '(' was never closed"
+
+
+def test_a_cell_that_runs_a_file_is_refused_by_lint_and_play(tmp_path):
+    """A lesson is anyone's download: a `%run FILE` cell (or `!cmd`) would read a file or run a program
+    when the learner plays it. Lint and the parser refuse it, naming the line; other magics stay."""
+    path = lesson(tmp_path, "reads", "```python\n%time x = 1\n```\n\n```python\n%run /etc/hostname\n```\n\n"
+                  "```python\n!cat /etc/hostname\n```\n\n" + ONE_PLUS_ONE)
+    done = lint("--static", str(path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    problems = done.stdout.strip().splitlines()
+    assert problems == [f"{path}:11: python cell: %run reads a file and runs it, and a lesson's cells may not read "
+                        "files or run programs: put the code in the cell itself",
+                        f"{path}:15: python cell: !cat runs a program, and a lesson's cells may not read "
+                        "files or run programs: put the code in the cell itself"], problems
+    played = subprocess.run([*GRADREPL, "play", str(path)], input="2\n", capture_output=True, text=True,
+                            timeout=110, cwd=ROOT)
+    assert played.returncode == 2 and "%run reads a file" in played.stderr, played.stdout + played.stderr
 
 
 def test_json_report(tmp_path):
