@@ -184,11 +184,16 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_yaml(text: str) -> Any:
-    """yaml.safe_load, with nesting deeper than MAX_YAML_DEPTH refused as a YAMLError before it recurses."""
+    """yaml.safe_load, with nesting deeper than MAX_YAML_DEPTH, and anchors and aliases, refused as a
+    YAMLError before anything is built. An alias repeats its anchor's value: a file of a few hundred KB
+    (`[&s "AAA...", *s, *s, ...]`) became gigabytes to check; lessons never need one."""
     too_deep = f"nested more than {MAX_YAML_DEPTH} levels deep"
     depth = 0
     try:
         for event in yaml.parse(text, Loader=SAFE_LOADER):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise yaml.MarkedYAMLError(problem="anchors and aliases (&name, *name) are not allowed in a "
+                                           "lesson: write each value out", problem_mark=event.start_mark)
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:

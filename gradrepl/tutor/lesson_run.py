@@ -170,18 +170,24 @@ class LessonRun:
         if self.shares_kernel and needs_kernel(question):
             await self.key(question)  # the key's rebuild runs the setup and the code in this same kernel
             self._code_ran = True
-            if question.type == "task":  # the solution ran here for the reference: back to the task's start
-                with self.live.quiet():
-                    problems = await grading.prepare(question, self.live, self._timed_step, self.keys.prelude)
-                for problem in problems:
-                    self._problem(problem)
-        elif question.setup:
+        elif question.setup and question.type != "task":
             await self._run_lesson_code(question.setup, question.line, index, shown=False)
         if question.type == "task":
-            self._task_start = await tasks.begin(question, self.live)
+            # A task starts in a fresh kernel holding only what the lesson builds (its cells, then the task's
+            # setup); and, in a shared kernel, after the solution ran there for the reference. A name, an
+            # import or a patch the learner made earlier would act in the attempt unseen by the code rules,
+            # which read only what runs from here.
+            await self._task_start_afresh(question)
             if self.verify:
                 await self._verify_start(question)
         self.emit(Asked(index, question, self.order(question)))
+
+    async def _task_start_afresh(self, question: Question) -> None:
+        with self.live.quiet():
+            problems, self._task_start = await tasks.restart_at(question, self.live, self._timed_step,
+                                                                self.keys.prelude)
+        for problem in problems:
+            self._problem(problem)
 
     async def _verify_start(self, question: Question) -> None:
         """lint: the task's start, with nothing typed, must not pass (else any answer does)."""
@@ -293,8 +299,8 @@ class LessonRun:
         question = self.question
         key = await self.key(question)
         async with self.live.turn():
-            if self._task_start is None:  # opened before this run marked it (a restored TUI): mark it now
-                self._task_start = await tasks.begin(question, self.live)
+            if self._task_start is None:  # opened before this run marked it (a restored TUI): start it now
+                await self._task_start_afresh(question)
             with self.live.quiet():
                 grade = await grading.grade_task_state(question, self.live, key, self._task_start,
                                                        self._timed_step, self.keys.prelude)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from gradrepl.completeness import help_request
+from gradrepl.session.magics import Magics
 from gradrepl.tutor import code_rules
 from gradrepl.tutor.lesson import Question
 from gradrepl.tutor.replay import OnStep, prepare
@@ -97,11 +99,17 @@ def same_start(question: Question, start: Start, ref: Reference) -> str | None:
     return None
 
 
-def judge(question: Question, ref: Reference, end: dict, code: str) -> Verdict:
-    """The verdict on an attempt (its code, and the state it left)."""
+def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> Verdict:
+    """The verdict on an attempt (its code: a console's steps, or one typed cell; and the state it left)."""
     if not end.get("started", False):
         return Verdict(False, "the kernel was restarted since this task started, so its start is rebuilt; "
                        "run your code again", retry=True)
+    ran = attempt if isinstance(attempt, Ran) else ran_code([attempt])
+    if ran.unjudged:
+        return Verdict(False, f"`{ran.unjudged.splitlines()[0][:80]}` ran code the task's rules cannot read, so "
+                       "this attempt cannot be judged; the start is rebuilt: run the statements themselves",
+                       retry=True)
+    code = ran.code
     reached = code_rules.reaches_in(code)
     if reached:
         return Verdict(False, f"your code uses `{reached}`, which reaches into Python's or the tutor's own "
@@ -157,17 +165,43 @@ def _lesson_texts(question: Question) -> list[str]:
             *question.hints, *(source.code for source in question.context)]
 
 
-def attempt_code(session, start: Start) -> str:
-    """The Python run since the task started (a console's steps, in order): `%trace STATEMENT` counts as
-    its statement; other magics, help (`obj?`) and steps that do not parse ran no code of the learner's."""
-    kept = []
-    for entry in session.history[start.history:]:
-        source = entry.strip()
-        if source.startswith("%trace "):
-            source = source.removeprefix("%trace ").strip()
-        if _parses(source):
-            kept.append(source)
-    return "\n".join(kept)
+# Magics whose argument is a statement that runs (`%time x.grad.sub_(21)` runs `x.grad.sub_(21)`); the
+# others of the console's table only look (names are looked up, never evaluated) or restart.
+RUNS_ITS_ARGUMENT = Magics.RUNS_STATEMENT | {"%trace"}
+
+
+@dataclass
+class Ran:
+    """An attempt's steps as the code rules read them."""
+
+    code: str            # the Python that ran, in order
+    unjudged: str = ""   # the first step that ran code the rules cannot read (%run FILE, a cell magic)
+
+
+def ran_code(steps: list[str]) -> Ran:
+    """What ``steps`` (a console's, or one typed cell) ran, for the code rules: a magic that runs its
+    statement counts as it, `obj?` as its expression (it is evaluated), a looking magic and a step that
+    does not parse as nothing. Any other magic ran code unseen here (a file's, IPython's), so it is kept
+    as ``unjudged``: an attempt the rules cannot read must not pass unread."""
+    kept, unjudged = [], ""
+    for step in steps:
+        source = step.strip()
+        if source.startswith("%"):
+            name, _, source = source.partition(" ")
+            if name not in RUNS_ITS_ARGUMENT:
+                if name not in Magics.TABLE or name == "%run":
+                    unjudged = unjudged or step.strip()
+                continue
+        elif asked := help_request(source):
+            source = asked.expr
+        if _parses(source.strip()):
+            kept.append(source.strip())
+    return Ran("\n".join(kept), unjudged)
+
+
+def attempt_code(session, start: Start) -> Ran:
+    """What ran since the task started (a console's steps, in order), as ran_code reads it."""
+    return ran_code(session.history[start.history:])
 
 
 def _parses(source: str) -> bool:

@@ -6,11 +6,14 @@ task opened is what the code rules read, and a start the learner changed
 before the task is rebuilt instead of judged.
 """
 
+from pathlib import Path
+
 import pytest
+from tests.support.paths import ROOT
 
 from gradrepl.session import Session
 from gradrepl.tutor.keys import KeyKernel
-from gradrepl.tutor.lesson import parse_lesson
+from gradrepl.tutor.lesson import load_lesson, parse_lesson
 from gradrepl.tutor.lesson_run import LessonRun
 
 LESSON = '''---
@@ -75,11 +78,76 @@ async def test_console_code_is_judged_with_its_form_and_the_solution_never_runs_
     assert not any("ones_like" in line for line in session.history)
 
 
-async def test_a_start_changed_before_the_task_is_rebuilt_not_judged(session, keys):
+async def test_a_start_changed_before_the_task_is_gone_when_the_task_opens(session, keys):
     run = await opened_task(session, keys, typed_before="with torch.no_grad():\n    x.mul_(10)\ny = x * 2")
-    await session.execute("y.backward(torch.ones(3))")
-    moved = await run.check()
-    assert moved.retry and not moved.correct and "had changed before this task started" in moved.feedback
-    assert (await session.inspect("x[0].item()"))["value"] == 1.0  # rebuilt to the lesson's own start
+    assert (await session.inspect("x[0].item()"))["value"] == 1.0  # the lesson's own start, built afresh
     await session.execute("y.backward(torch.ones(3))")
     assert (await run.check()).correct
+
+
+# -- lesson 03's zero-it, as the TUI's learn plays it: typed at the console, then F5 --------------
+
+ACCUMULATION = ROOT / "lessons" / "03-accumulation.md"
+
+
+async def opened_zero_it(session, keys, typed_before: str = "") -> LessonRun:
+    lesson = load_lesson(ACCUMULATION)
+    index = next(i for i, step in enumerate(lesson.steps) if step.question and step.question.id == "zero-it")
+    run = LessonRun(lesson, session, keys, lambda event: None)
+    await run.resume(index - 1)  # the prose that introduces it
+    await run.enter(index - 1)
+    if typed_before:
+        assert (await session.execute(typed_before)).error is None
+    assert run.advance() and run.question.id == "zero-it"
+    await run.enter(index)
+    return run
+
+
+async def start_grad(session) -> str:
+    """The number x.grad holds at the task's start, as a learner reads it off the screen."""
+    return f'{(await session.inspect("x.grad.item()"))["value"]:g}'
+
+
+SHIFTS = "shifts a gradient by a number you typed"
+
+
+@pytest.mark.parametrize("typed, says", [
+    ("x.grad.sub_({})", SHIFTS), ("%time x.grad.sub_({})", SHIFTS), ("%trace x.grad.sub_({})", SHIFTS),
+    ("%timeit x.grad.zero_(); import gc", "reaches into"),
+])
+async def test_a_shift_typed_through_a_magic_is_judged_as_its_statement(session, keys, typed, says):
+    run = await opened_zero_it(session, keys)
+    await session.execute(typed.format(await start_grad(session)))
+    grade = await run.check()
+    assert not grade.correct and says in grade.feedback, grade.feedback
+
+
+async def test_a_step_whose_code_the_rules_cannot_read_is_not_judged(session, keys, tmp_path: Path):
+    run = await opened_zero_it(session, keys)
+    script = tmp_path / "clear.py"
+    script.write_text(f"x.grad.sub_({await start_grad(session)})\n")
+    ran = await session.execute(f"%run {script}")
+    assert ran.error is None, ran.error
+    grade = await run.check()
+    assert not grade.correct and grade.retry and "cannot be judged" in grade.feedback, grade.feedback
+    assert (await session.inspect("x.grad.item()"))["value"] != 0  # rebuilt to the task's start
+
+
+@pytest.mark.parametrize("typed", ["%time x.grad.zero_()", "x.grad?", "x.grad.zero_()"])
+async def test_an_honest_clear_passes_around_magics_and_help(session, keys, typed):
+    run = await opened_zero_it(session, keys)
+    await session.execute("%tensors")
+    await session.execute(typed)
+    if "?" in typed:
+        await session.execute("x.grad.zero_()")
+    assert (await run.check()).correct
+
+
+@pytest.mark.parametrize("before, typed", [
+    ("def clear(t):\n    return t.sub_(t.item())", "clear(x.grad)"),
+    ("import torch\ntorch.Tensor.mul_ = lambda t, n: t.zero_()", "x.grad.mul_(1)"),
+])
+async def test_code_typed_before_the_task_cannot_help_the_attempt(session, keys, before, typed):
+    run = await opened_zero_it(session, keys, typed_before=before)
+    await session.execute(typed)  # the earlier definition is gone: the line does what it says, no more
+    assert not (await run.check()).correct
