@@ -20,11 +20,12 @@ class Response:
 
 @dataclass
 class Turn:
-    """A question as put to an answerer; ``key`` is for automatic answerers only."""
+    """A question as put to an answerer; ``key`` is for automatic answerers only (None for a person: in
+    a shared kernel, computing it runs the question's code, which would put the answer on the panel)."""
 
     question: Question
     order: list[int]
-    key: Key
+    key: Key | None
     attempt: int
     hints_shown: int
 

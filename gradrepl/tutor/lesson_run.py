@@ -167,10 +167,11 @@ class LessonRun:
 
     async def _enter_question(self, index: int, question: Question) -> None:
         self.summary.questions += 1
-        if self.shares_kernel and needs_kernel(question):
-            await self.key(question)  # the key's rebuild runs the setup and the code in this same kernel
-            self._code_ran = True
+        if self.shares_kernel and needs_kernel(question) and question.type == "task":
+            await self.key(question)  # the reference's rebuild runs the setup and the solution in this kernel
         elif question.setup and question.type != "task":
+            # In a shared kernel a question's key is computed when it is answered: its code run now would
+            # leave the answer in the namespace, for %tensors or %at at the prompt to show.
             await self._run_lesson_code(question.setup, question.line, index, shown=False)
         if question.type == "task":
             # A task starts in a fresh kernel holding only what the lesson builds (its cells, then the task's
@@ -218,6 +219,8 @@ class LessonRun:
         known = question.uid in self.keys.keys
         with self.live.quiet():
             key = await self.keys.key(question, self._timed_step if self.shares_kernel else None)
+        if not known and self.shares_kernel and needs_kernel(question) and question is self.question:
+            self._code_ran = True  # the key's rebuild ran the setup and the code in this, the live, kernel
         if not known:
             for result in key.steps:
                 self._timed(result, question.line)
@@ -246,6 +249,8 @@ class LessonRun:
         """Keys: grade a non-task answer (as asking.read_answer gives it) and rate the first verdict."""
         question = self.question
         try:
+            if needs_kernel(question):
+                await self.key(question)  # here, not in keys.grade: its steps and problems are told
             grade = await self.keys.grade(question, answer)
         except Exception as exc:  # no verdict is not a wrong answer: say why and let the learner retry
             grade = Grade(False, f"This answer could not be graded ({type(exc).__name__}: {exc}); try again.")
@@ -366,7 +371,7 @@ class LessonRun:
     async def _ask(self, answerer: Answerer) -> bool:
         """Ask the current question until it is closed; False when the learner stops."""
         question = self.question
-        key = await self.key()
+        key = await self.key() if isinstance(answerer, KeyAnswerer) else None
         while True:
             response = await answerer.respond(Turn(question, self.order(question), key, self._attempts + 1,
                                                    self.hints_shown()))

@@ -446,3 +446,40 @@ def test_a_code_running_command_at_a_question_prompt_is_refused_and_changes_noth
     assert "%trace with a statement runs it, which a question prompt does not" in done.stdout, done.stdout
     assert "MulBackward0" in done.stdout  # %trace NAME shows y's graph
     assert "finished: 2 question(s): 2 right at the first try" in done.stdout, done.stdout
+
+
+PREDICTED = '''---
+id: predicted
+title: A prediction
+version: 1
+---
+
+```question
+id: q
+type: numeric
+prompt: What is x.grad after y.backward()?
+setup: |
+  x = torch.tensor(3.0, requires_grad=True)
+  y = x ** 2 + x
+code: |
+  y.backward()
+ask: x.grad.item()
+tolerance: 0.01
+hints:
+  - d/dx of x² + x
+```
+'''
+
+
+def test_the_panel_at_a_question_prompt_shows_the_start_not_the_answer(tmp_path, gradrepl_home):
+    """%tensors at a prediction's prompt shows the question's start: its code runs (for the key too) only
+    once the learner has answered, so the answer is not read off the panel (the blind play-through)."""
+    lesson = tmp_path / "predicted.md"
+    lesson.write_text(PREDICTED, encoding="utf-8")
+    done = play(str(lesson), stdin="%tensors\n7\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    before_answer = done.stdout.split("[right]")[0]
+    rows = [line.split() for line in before_answer.splitlines() if line[2:4] == "x "]
+    assert rows and all("7" not in row for row in rows), before_answer
+    assert any("None" in row for row in rows), before_answer
+    assert "finished: 1 question(s): 1 right at the first try" in done.stdout, done.stdout
