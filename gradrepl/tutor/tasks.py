@@ -120,9 +120,9 @@ def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> 
                        "torch as it is, by the operations it asks for", f"`{patched}`")
     hooked = code_rules.registers_hook(code)
     if hooked and not code_rules.registers_hook(question.solution):
-        return Verdict(False, "your code registers a gradient hook, which rewrites the gradient as backward "
-                       "runs: the number comes out right while the computation stays wrong; leave hooks "
-                       "out and let backward compute the gradient from the operations themselves",
+        return Verdict(False, "your code registers a gradient hook, which sees (and can rewrite) a gradient "
+                       "as backward runs, and this task's solution needs none: leave hooks out and let "
+                       "backward compute the gradient from the operations themselves",
                        f"`{hooked}`")
     if end.get("grad_enabled", True) != ref.end.get("grad_enabled", True):
         return Verdict(False, "your code leaves gradient recording switched off (torch.set_grad_enabled"

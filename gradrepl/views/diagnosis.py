@@ -131,15 +131,15 @@ CAUSE_WORDS = {
         "{cols} columns meet {inner} rows. Transpose one ({b_t}), reshape, or multiply tensors whose inner "
         "sizes match.",
     "inplace_saved":
-        "{t} was saved for backward at version {want} (by the op that uses it); then `{changer}` (step {step}, "
+        "{t} was saved for backward at version {want} (an op of its graph needs that value for its gradient); then `{changer}` (step {step}, "
         "line {line}) changed it in place, which bumped its version counter to version {got}, so backward would "
         "compute with a value it never saw. " + _IN_PLACE_FIX,
     "inplace_saved_in_step":
-        "{t} was saved for backward at version {want} (by the op that uses it); {changer} then changed it in "
+        "{t} was saved for backward at version {want} (an op of its graph needs that value for its gradient); {changer} then changed it in "
         "place, which bumped its version counter to version {got}, so backward would compute with a value it "
         "never saw. " + _IN_PLACE_FIX,
     "inplace_saved_op_unknown":
-        "{t} was saved for backward at version {want} (by the op that uses it); an in-place op ({t}.add_(), "
+        "{t} was saved for backward at version {want} (an op of its graph needs that value for its gradient); an in-place op ({t}.add_(), "
         "{t} += 1, {t}[0] = ...) then changed it in place, which bumped its version counter to version {got}, "
         "so backward would compute with a value it never saw. " + _IN_PLACE_FIX,
 }
