@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from gradrepl.protocol.messages import ErrorInfo, StepResult
 from gradrepl.session import backward_magics, habit_magics, leaving, plot_magic
+from gradrepl.session.magic_names import CHANGES_NAMESPACE, READS_FILES, RUNS_STATEMENT, TABLE
 from gradrepl.session.request_result import RequestResult
 from gradrepl.terminal_text import visible
 from gradrepl.views.check import render_check
@@ -24,29 +25,8 @@ LEAVING = ("exit / quit", "leave; Ctrl-D too (asks first)")
 class Magics:
     """`%name args` lines of a session."""
 
-    # name -> (usage, method name)
-    TABLE = {
-        "%tensors": ("%tensors", "tensors"),
-        "%graph": ("%graph NAME", "graph"),
-        "%check": ("%check NAME", "check"),
-        "%plot": ("%plot NAME", "plot"),
-        "%time": ("%time STMT", "time"),
-        "%timeit": ("%timeit STMT", "timeit"),
-        "%run": ("%run FILE", "run_file"),
-        "%who": ("%who", "who"),
-        "%whos": ("%whos", "whos"),
-        "%trace": ("%trace NAME|STMT", "trace"),
-        "%at": ("%at N", "at"),
-        "%history": ("%history", "history"),
-        "%restart": ("%restart [-f]", "restart"),
-        "%reset": ("%reset [-f]", "reset"),
-        "%help": ("%help", "help"),
-    }
-    # What a magic that reads a file or runs a program does: a lesson's cells may not (tutor/lesson_parser.py).
-    READS_FILES = {"%run": "reads a file and runs it"}
-    RUNS_STATEMENT = {"%time", "%timeit"}  # and %trace STMT: its statement is a numbered step
-    # A point in the timeline though it runs no code: the steps after %reset show an empty namespace (F3, %at).
-    CHANGES_NAMESPACE = {"%reset"}
+    # The tables live in magic_names (data the lesson parser and task rules read without the session).
+    TABLE, READS_FILES, RUNS_STATEMENT, CHANGES_NAMESPACE = TABLE, READS_FILES, RUNS_STATEMENT, CHANGES_NAMESPACE
     NEEDS_ARGUMENT = {"%graph": "a tensor name, e.g. %graph y", "%check": "a tensor name, e.g. %check y",
                       "%plot": "a name, e.g. %plot loss (its history) or %plot losses (a list of numbers)",
                       "%timeit": "a statement, e.g. %timeit torch.ones(100).sum()",

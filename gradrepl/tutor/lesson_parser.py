@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
-from gradrepl.session.magics import Magics
+from gradrepl.session import magic_names
 from gradrepl.terminal_text import first_control, visible
 from gradrepl.tutor.language import DEFAULT as DEFAULT_LANGUAGE, in_language, primary
 from gradrepl.tutor.lesson_model import (
@@ -417,8 +417,8 @@ def _reads_or_runs(code: str) -> str | None:
     if len(lines) != 1:
         return None
     name = lines[0].split(maxsplit=1)[0]
-    if name in Magics.READS_FILES:
-        return f"{name} {Magics.READS_FILES[name]}"
+    if name in magic_names.READS_FILES:
+        return f"{name} {magic_names.READS_FILES[name]}"
     return f"{name} runs a program" if name.startswith("!") else None
 
 

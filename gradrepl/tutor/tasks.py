@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass, field
 
 from gradrepl.completeness import help_request
-from gradrepl.session.magics import Magics
+from gradrepl.session import magic_names
 from gradrepl.tutor import code_rules
 from gradrepl.tutor.lesson import Question
 from gradrepl.tutor.replay import OnStep, prepare
@@ -167,7 +167,7 @@ def _lesson_texts(question: Question) -> list[str]:
 
 # Magics whose argument is a statement that runs (`%time x.grad.sub_(21)` runs `x.grad.sub_(21)`); the
 # others of the console's table only look (names are looked up, never evaluated) or restart.
-RUNS_ITS_ARGUMENT = Magics.RUNS_STATEMENT | {"%trace"}
+RUNS_ITS_ARGUMENT = magic_names.RUNS_STATEMENT | {"%trace"}
 
 
 @dataclass
@@ -189,7 +189,7 @@ def ran_code(steps: list[str]) -> Ran:
         if source.startswith("%"):
             name, _, source = source.partition(" ")
             if name not in RUNS_ITS_ARGUMENT:
-                if name not in Magics.TABLE or name == "%run":
+                if name not in magic_names.TABLE or name == "%run":
                     unjudged = unjudged or step.strip()
                 continue
         elif asked := help_request(source):
