@@ -346,8 +346,9 @@ class NotebookLesson:
         shown = self.widget.question
         output = "\n".join(text for text in (shown.get("output", ""), _outputs(event.steps)) if text)
         closed = {**shown, "closed": True, "answer": event.expected.strip(), "output": output, "said": ""}
-        self._set_step(self.run.index, done=True, question=closed)  # drawn with the steps from now on
-        self.widget.question = {}
+        with self.widget.hold_sync():  # one message: the page never draws the question both open and closed
+            self._set_step(self.run.index, done=True, question=closed)  # drawn with the steps from now on
+            self.widget.question = {}
 
     # -- traits -------------------------------------------------------------------
     def _open_question(self) -> Question | None:
