@@ -56,6 +56,20 @@ def _parse(code: str) -> ast.Module | None:
         return None
 
 
+def called_names(code: str) -> set[str]:
+    """The names code calls (the last part of ``h.retain_grad``), parsed, never run; none if it does not parse."""
+    tree = _parse(code)
+    calls = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                calls.add(func.attr)
+            elif isinstance(func, ast.Name):
+                calls.add(func.id)
+    return calls
+
+
 # -- named rules -------------------------------------------------------------------------
 
 def _passes_gradient(code: str, tree: ast.Module) -> str | None:

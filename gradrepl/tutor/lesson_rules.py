@@ -14,6 +14,7 @@ import re
 from dataclasses import replace
 
 from gradrepl.protocol.messages import StepResult
+from gradrepl.tutor import code_rules
 from gradrepl.tutor.answers import Value, matches, read_answer
 from gradrepl.tutor.lesson import Lesson, Question
 from gradrepl.tutor.seen_before import Seen, seen_before
@@ -93,26 +94,9 @@ def _fix_named(question: Question, seen: Seen) -> str | None:
     asks about, so prompts are not read here."""
     if not question.starter.strip() or seen.code or seen.where.startswith("the prompt"):
         return None
-    fixes = _called(question.solution) - _called(question.starter)
+    fixes = code_rules.called_names(question.solution) - code_rules.called_names(question.starter)
     spans = " ".join(re.findall(r"`([^`]+)`", seen.text))
     return next((f"{name}()" for name in sorted(fixes) if name in _called_words(spans)), None)
-
-
-def _called(code: str) -> set[str]:
-    """The names code calls (the last part of ``h.retain_grad``), parsed, never run."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return set()
-    calls = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute):
-                calls.add(func.attr)
-            elif isinstance(func, ast.Name):
-                calls.add(func.id)
-    return calls
 
 
 def _called_words(text: str) -> set[str]:
