@@ -189,7 +189,7 @@ def ran_code(steps: list[str]) -> Ran:
         if source.startswith("%"):
             name, _, source = source.partition(" ")
             if name not in RUNS_ITS_ARGUMENT:
-                if name not in magic_names.TABLE or name == "%run":
+                if name not in magic_names.TABLE or name in magic_names.READS_FILES:
                     unjudged = unjudged or step.strip()
                 continue
         elif asked := help_request(source):
