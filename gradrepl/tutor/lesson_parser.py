@@ -404,19 +404,25 @@ def _misconceptions(raw: Any, label: str, line: int, path: str, problems: list[P
     return [Misconception(str(m["answer"]), str(m["feedback"]).strip()) for m in raw]
 
 
+def _only_line(code: str) -> str | None:
+    """The cell's one non-blank line; None for a cell of several (or none)."""
+    lines = [line for line in code.splitlines() if line.strip()]
+    return lines[0] if len(lines) == 1 else None
+
+
 def _is_magic(code: str) -> bool:
     """A cell of one %magic line (`%trace loss`, `%at -1`): the session runs it, as at the prompt."""
-    lines = [line for line in code.splitlines() if line.strip()]
-    return len(lines) == 1 and lines[0].startswith("%")
+    line = _only_line(code)
+    return line is not None and line.startswith("%")
 
 
 def _reads_or_runs(code: str) -> str | None:
     """What a one-line cell does that a lesson may not (a downloaded lesson would do it on the learner's
     machine): a magic that reads a file (`%run FILE`), a `!program`; None for any other cell."""
-    lines = [line for line in code.splitlines() if line.strip()]
-    if len(lines) != 1:
+    line = _only_line(code)
+    if line is None:
         return None
-    name = lines[0].split(maxsplit=1)[0]
+    name = line.split(maxsplit=1)[0]
     if name in magic_names.READS_FILES:
         return f"{name} {magic_names.READS_FILES[name]}"
     return f"{name} runs a program" if name.startswith("!") else None
