@@ -84,10 +84,20 @@ async def type_and_run(pilot, source: str) -> None:
 
 
 async def run_steps(pilot, recorder: Recorder, *sources: str) -> None:
+    """Type each of `sources` and wait for its step to finish."""
     for source in sources:
         done = len(recorder.of(StepFinished))
         await type_and_run(pilot, source)
         await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source!r}")
+
+
+async def submit_steps(pilot, recorder: Recorder, *sources: str, timeout: float = KERNEL_WAIT) -> None:
+    """Submit each of `sources` as Enter does, without typing it, and wait for its step to finish."""
+    for source in sources:
+        done = len(recorder.of(StepFinished))
+        pilot.app.submit(source)
+        await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source!r}", timeout)
+    await pilot.pause()  # the step's reply drawn
 
 
 def shown_actions(app) -> set[str]:

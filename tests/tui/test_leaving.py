@@ -4,21 +4,14 @@ naming every name that would be lost (not only tensors)."""
 from __future__ import annotations
 
 import pytest
-from tests.support.tui import Recorder, until
+from tests.support.tui import Recorder, run_steps, type_and_run, until
 
 from gradrepl.history import History
 from gradrepl.tui.app import GradReplApp
 from gradrepl.tui.confirm import Confirm
 from gradrepl.tui.messages import StepFinished
-from tests.support.tui import type_and_run
 
 MODEL = ("model = nn.Linear(2, 1)", "opt = torch.optim.SGD(model.parameters(), lr=0.1)", "losses = [0.5, 0.25]")
-
-
-async def run(pilot, recorder, source: str) -> None:
-    done = len(recorder.of(StepFinished))
-    await type_and_run(pilot, source)
-    await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source!r}")
 
 
 async def asked(pilot) -> str:
@@ -50,7 +43,7 @@ async def test_exit_leaves_even_with_variables_and_is_not_refused(tmp_path):
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(100, 30), message_hook=recorder) as pilot:
-        await run(pilot, recorder, "x = torch.ones(2)")
+        await run_steps(pilot, recorder, "x = torch.ones(2)")
         await type_and_run(pilot, "exit()")
         await until(pilot, lambda: not app.is_running, "exit() to leave", timeout=30)
     assert not [m for m in recorder.of(StepFinished) if m.result.source == "exit()"]
@@ -62,11 +55,11 @@ async def test_losing_the_namespace_asks_first_and_names_what_goes(tmp_path):
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
         await until(pilot, lambda: app.kernel_state == "idle", "the kernel")
-        await run(pilot, recorder, "1 + 1")  # nothing of the learner's in the namespace: no question
+        await run_steps(pilot, recorder, "1 + 1")  # nothing of the learner's in the namespace: no question
         await type_and_run(pilot, "%reset")
         await until(pilot, lambda: recorder.of(StepFinished)[-1].result.source == "%reset", "%reset")
         for source in MODEL:
-            await run(pilot, recorder, source)
+            await run_steps(pilot, recorder, source)
 
         await pilot.press("ctrl+d")  # on the empty input
         question = await asked(pilot)
@@ -84,21 +77,21 @@ async def test_losing_the_namespace_asks_first_and_names_what_goes(tmp_path):
             question = await asked(pilot)
             assert "model, opt, losses" in question, question
             await answer(pilot, "n")
-        await run(pilot, recorder, "print(len(losses), type(opt).__name__)")
+        await run_steps(pilot, recorder, "print(len(losses), type(opt).__name__)")
         assert recorder.of(StepFinished)[-1].result.stdout == "2 SGD\n"  # "no" kept everything
 
         await type_and_run(pilot, "%reset")
         await asked(pilot)
         await answer(pilot, "y")
         await until(pilot, lambda: recorder.of(StepFinished)[-1].result.source == "%reset", "the reset")
-        await run(pilot, recorder, "'losses' in dir()")
+        await run_steps(pilot, recorder, "'losses' in dir()")
         assert recorder.of(StepFinished)[-1].result.result == "False"
 
-        await run(pilot, recorder, "w = torch.ones(1)")
-        await run(pilot, recorder, "%reset -f")  # forced, as in IPython: no question
+        await run_steps(pilot, recorder, "w = torch.ones(1)")
+        await run_steps(pilot, recorder, "%reset -f")  # forced, as in IPython: no question
         await no_question(pilot)
 
-        await run(pilot, recorder, "losses = [1.0]")
+        await run_steps(pilot, recorder, "losses = [1.0]")
         await pilot.press("ctrl+d")
         await asked(pilot)
         await pilot.press("ctrl+d")  # Ctrl-D twice skips the question
@@ -109,7 +102,7 @@ async def test_ctrl_q_asks_and_yes_quits(tmp_path):
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(100, 30), message_hook=recorder) as pilot:
-        await run(pilot, recorder, "losses = []")
+        await run_steps(pilot, recorder, "losses = []")
         await pilot.press("ctrl+q")
         assert "losses" in await asked(pilot)
         await answer(pilot, "n")
@@ -124,12 +117,12 @@ async def test_restart_asks_and_yes_restarts(tmp_path):
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(100, 30), message_hook=recorder) as pilot:
-        await run(pilot, recorder, "opt = 1")
+        await run_steps(pilot, recorder, "opt = 1")
         pid = app.session.kernel_info["pid"]
         await type_and_run(pilot, "%restart")
         assert "opt" in await asked(pilot)
         await answer(pilot, "y")
         await until(pilot, lambda: recorder.of(StepFinished)[-1].result.source == "%restart", "the restart")
         assert app.session.kernel_info["pid"] != pid
-        await run(pilot, recorder, "'opt' in dir()")
+        await run_steps(pilot, recorder, "'opt' in dir()")
         assert recorder.of(StepFinished)[-1].result.result == "False"

@@ -9,9 +9,8 @@ from textual.app import App, ComposeResult
 
 from gradrepl.history import History
 from gradrepl.tui.app import GradReplApp
-from gradrepl.tui.messages import StepFinished
 from gradrepl.tui.tensors.tensor_table import TensorTable
-from tests.support.tui import Recorder, cell_text, lit_names, panel_lines, screen_text, until
+from tests.support.tui import Recorder, cell_text, lit_names, panel_lines, screen_text, submit_steps, until
 
 
 def row(name, *, value=2.0, grad=None, grad_fn=None, leaf=True, requires_grad=True, aliases=()):
@@ -32,21 +31,13 @@ def line_of(lines: list[str], name: str) -> str:
     return found[0]
 
 
-async def run_steps(pilot, recorder, *sources):
-    for source in sources:
-        done = len(recorder.of(StepFinished)) + 1
-        pilot.app.submit(source)
-        await until(pilot, lambda: len(recorder.of(StepFinished)) >= done, source)
-    await pilot.pause()
-
-
 @contextlib.asynccontextmanager
 async def tutor(size: tuple[int, int], *sources: str):
     """The whole app on a real kernel at `size`, after running `sources`: (app, pilot, recorder)."""
     recorder = Recorder()
     app = GradReplApp(history=History(None))
     async with app.run_test(size=size, message_hook=recorder) as pilot:
-        await run_steps(pilot, recorder, *sources)
+        await submit_steps(pilot, recorder, *sources)
         yield app, pilot, recorder
 
 
@@ -75,7 +66,7 @@ async def test_a_change_below_the_view_is_counted_when_the_learner_steers():
     async with tutor((80, 24), "xs = [torch.ones(1) for _ in range(12)]") as (app, pilot, recorder):
         app.query_one(TensorTable).focus()
         await pilot.press("home")
-        await run_steps(pilot, recorder, "xs[10].add_(1)\nxs[11].add_(1)")
+        await submit_steps(pilot, recorder, "xs[10].add_(1)\nxs[11].add_(1)")
         lines = panel_lines(screen_text(app))
         assert "2 changed below ↓" in lines[-1]
         assert line_of(lines, "xs[0]")
@@ -162,14 +153,14 @@ async def test_a_second_backward_says_in_the_grad_row_what_it_added(tmp_path, si
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=size, message_hook=recorder) as pilot:
         table = app.query_one(TensorTable)
-        await run_steps(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x",
+        await submit_steps(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x",
                         "y.backward(retain_graph=True)")
         assert cell_text(table, "x", "grad") == "7"  # the first backward wrote 7
-        await run_steps(pilot, recorder, "y.backward()")
+        await submit_steps(pilot, recorder, "y.backward()")
         step = app.session.step
         assert cell_text(table, "x", "grad") == f"14 (+7 at In [{step}])"
         assert f"14 (+7 at In [{step}])" in line_of(panel_lines(screen_text(app)), "x")  # in view: it changed
-        await run_steps(pilot, recorder, "z = x * 1")  # a later step leaves x's row as it was
+        await submit_steps(pilot, recorder, "z = x * 1")  # a later step leaves x's row as it was
         assert cell_text(table, "x", "grad") == f"14 (+7 at In [{step}])"
-        await run_steps(pilot, recorder, "x.grad = None", "(x * 5).backward()")
+        await submit_steps(pilot, recorder, "x.grad = None", "(x * 5).backward()")
         assert cell_text(table, "x", "grad") == "5"  # emptied first: written, not added

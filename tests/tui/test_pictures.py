@@ -4,7 +4,7 @@ width (never re-wrapped), the details' sparkline and boxes, %trace's bars and he
 from __future__ import annotations
 
 import pytest
-from tests.support.tui import Recorder, screen_text, until
+from tests.support.tui import Recorder, screen_text, submit_steps, until
 
 from gradrepl.history import History
 from gradrepl.tui.app import GradReplApp
@@ -17,19 +17,12 @@ TRAINING = ("torch.manual_seed(0); w = torch.randn(2, 3, requires_grad=True); x 
             *["loss = (w @ x).pow(2).sum(); w.grad = None; loss.backward()\nwith torch.no_grad():\n    w -= 0.1 * w.grad\n"] * 4)
 
 
-async def run(pilot, recorder, *sources):
-    for source in sources:
-        done = len(recorder.of(StepFinished))
-        pilot.app.submit(source)
-        await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source!r}")
-
-
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_plot_and_graph_are_drawn_to_the_consoles_width(tmp_path, size):
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=size, message_hook=recorder) as pilot:
-        await run(pilot, recorder, *TRAINING, "%plot loss")
+        await submit_steps(pilot, recorder, *TRAINING, "%plot loss")
         width = app.query_one(ConsoleLog).scrollable_content_region.width
         plot = recorder.of(StepFinished)[-1].result.display
         assert plot.splitlines()[0].startswith("loss by step (steps 2 to 5, last"), plot
@@ -43,7 +36,7 @@ async def test_plot_and_graph_are_drawn_to_the_consoles_width(tmp_path, size):
         axis = axis_rows()
         assert len(axis) == PLOT_HEIGHT and "█" in axis[0], screen  # every row of columns, the tallest first
         assert "loss by step" in screen, screen
-        await run(pilot, recorder, "%graph loss")
+        await submit_steps(pilot, recorder, "%graph loss")
         graph = recorder.of(StepFinished)[-1].result.display
         assert all(len(line) <= width for line in graph.splitlines()), (width, graph)
         assert "│ PowBackward0" in graph and "▼" in graph and "leaf w" in graph, graph
@@ -54,7 +47,7 @@ async def test_details_show_the_losss_history_as_a_sparkline_and_its_graph_as_bo
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
-        await run(pilot, recorder, *TRAINING)
+        await submit_steps(pilot, recorder, *TRAINING)
         app.show_details("loss")
         await until(pilot, lambda: any(m.graph for m in recorder.of(DetailsLoaded)), "loss's details")
         await pilot.pause()
@@ -71,7 +64,7 @@ async def test_trace_shows_a_bar_at_each_node_that_ran_and_the_weights_heat_stri
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
-        await run(pilot, recorder, TRAINING[0], "loss = (w @ x).pow(2).sum()", "%trace loss")
+        await submit_steps(pilot, recorder, TRAINING[0], "loss = (w @ x).pow(2).sum()", "%trace loss")
         view = app.query_one(TraceView)
         await until(pilot, lambda: view.display and view.has_focus, "the trace view")
         body = app.query_one("#trace-body")

@@ -6,21 +6,13 @@ import contextlib
 
 import pytest
 
-from tests.support.tui import Recorder, cell_text, lit_names, screen_text, until
+from tests.support.tui import Recorder, cell_text, lit_names, screen_text, submit_steps, until
 
 from gradrepl.history import History
 from gradrepl.tui.app import GradReplApp
-from gradrepl.tui.messages import StepFinished
 from gradrepl.tui.tensors.tensor_table import TensorTable
 from gradrepl.tui.tensors.past_panel import PastPanel, target_step
 from gradrepl.tui.tensors.trace_view import TraceView
-
-
-async def run(pilot, recorder, *sources):
-    for source in sources:
-        done = len(recorder.of(StepFinished))
-        pilot.app.submit(source)
-        await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source!r}")
 
 
 def body(app) -> str:
@@ -32,7 +24,7 @@ async def test_trace_view_steps_through_backward_and_fills_the_leaf_grad(tmp_pat
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(150, 45), message_hook=recorder) as pilot:
-        await run(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "%trace y")
+        await submit_steps(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x", "%trace y")
         view = app.query_one(TraceView)
         await until(pilot, lambda: view.display and view.has_focus, "the trace view")
         assert "node 0 of 4" in body(app) and "x.grad  None" in body(app)
@@ -61,7 +53,7 @@ async def test_timeline_shows_past_steps_marked_and_typing_returns(tmp_path):
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(150, 45), message_hook=recorder) as pilot:
-        await run(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x",
+        await submit_steps(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x",
                   "y.backward()")
         first = app.session.step - 2
         past = app.query_one(PastPanel)
@@ -126,7 +118,7 @@ async def test_a_long_trace_follows_the_current_node_and_keeps_the_leaves_in_vie
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(150, 45), message_hook=recorder) as pilot:
         # 18 operations in a chain: the tree is longer than the view is high.
-        await run(pilot, recorder, "w = torch.tensor(2.0, requires_grad=True)",
+        await submit_steps(pilot, recorder, "w = torch.tensor(2.0, requires_grad=True)",
                   "y = w\nfor _ in range(9):\n    y = y * 1.5 + 1", "%trace y")
         view = app.query_one(TraceView)
         await until(pilot, lambda: view.display and view.has_focus, "the trace view")
@@ -158,7 +150,7 @@ async def three_uses_traced(tmp_path, size):
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=size, message_hook=recorder) as pilot:
-        await run(pilot, recorder, *THREE_USES)
+        await submit_steps(pilot, recorder, *THREE_USES)
         view = app.query_one(TraceView)
         await until(pilot, lambda: view.display and view.has_focus, "the trace view")
         yield app, pilot, view

@@ -7,7 +7,7 @@ import re
 import shutil
 
 import pytest
-from tests.support.tui import Recorder, until
+from tests.support.tui import Recorder, submit_steps, until
 
 from gradrepl.history import History
 from gradrepl.tui.app import GradReplApp
@@ -28,12 +28,6 @@ def status(app) -> str:
     return app.query_one(StatusBar).render_text().plain
 
 
-async def run(pilot, recorder, source: str) -> None:
-    done = len(recorder.of(StepFinished))
-    pilot.app.submit(source)
-    await until(pilot, lambda: len(recorder.of(StepFinished)) > done, f"step {source!r}", WAIT)
-
-
 @pytest.mark.timeout(300)
 async def test_a_restart_that_fails_after_f8_says_so_and_f8_tries_again(tmp_path):
     """The scratch folder is removed from under the tutor (a tmp cleaner): the fresh kernel cannot
@@ -42,7 +36,7 @@ async def test_a_restart_that_fails_after_f8_says_so_and_f8_tries_again(tmp_path
     recorder = Recorder()
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
-        await run(pilot, recorder, "kept = torch.ones(1)")
+        await submit_steps(pilot, recorder, "kept = torch.ones(1)", timeout=WAIT)
         scratch = app.session.client.scratch_dir
         shutil.rmtree(scratch)
         await pilot.press("f8")
@@ -57,7 +51,7 @@ async def test_a_restart_that_fails_after_f8_says_so_and_f8_tries_again(tmp_path
         os.makedirs(scratch)
         await pilot.press("f8")  # nothing left to lose: no question
         await until(pilot, lambda: app.kernel_state == "idle", "a fresh kernel", WAIT)
-        await run(pilot, recorder, "1 + 1")
+        await submit_steps(pilot, recorder, "1 + 1", timeout=WAIT)
         assert recorder.of(StepFinished)[-1].result.result == "2"
 
 
@@ -74,5 +68,5 @@ async def test_a_first_start_that_fails_says_so_and_f8_tries_again(tmp_path):
         os.makedirs(scratch)
         await pilot.press("f8")
         await until(pilot, lambda: app.kernel_state == "idle", "a kernel at last", WAIT)
-        await run(pilot, recorder, "1 + 1")
+        await submit_steps(pilot, recorder, "1 + 1", timeout=WAIT)
         assert recorder.of(StepFinished)[-1].result.result == "2"
