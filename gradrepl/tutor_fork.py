@@ -12,10 +12,33 @@ import socket
 import sys
 
 def _warm() -> None:
-    """Import what a tutor imports before its first frame (and what its first frame draws with)."""
+    """Import what a tutor imports before its first frame and just after it (its session, the kernel
+    client, the magics), then draw that first frame once, headless and without a kernel: the modules
+    it imports on the way and what Textual, Rich and the code input's grammar keep from it are then
+    every tab's from the fork, and a tab's first frame costs its own compose and paint only. Ten tabs
+    at once on two cores otherwise each pay it all, and each other tab's session imports beside it."""
+    import asyncio
+    import gc
+
     import gradrepl.cli  # noqa: F401
-    import gradrepl.tui.app  # noqa: F401
+    import gradrepl.commands.common  # noqa: F401
+    import gradrepl.session.session  # noqa: F401
+    import gradrepl.session.steps  # noqa: F401
     import textual.drivers.web_driver  # noqa: F401
+    from gradrepl.history import History
+    from gradrepl.tui.app import GradReplApp
+
+    async def rehearse() -> None:
+        app = GradReplApp(start_kernel=False, history=History(None))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+
+    try:
+        asyncio.run(rehearse())
+    except Exception:
+        pass  # a tab then draws it all itself, as before
+    gc.collect()
+    gc.freeze()  # the template's objects: no tutor's collection walks (and so copies) them
 
 
 def _die_with_parent() -> None:

@@ -34,8 +34,9 @@ from gradrepl.client.zygote_handle import zygote_events
 from gradrepl.host import scratch
 
 RESTARTS, RESTART_WINDOW = 3, 60.0
-# A learner's kernel runs at a lower priority than the tutors: a training loop in one tab (or ten
-# kernels starting at once) never slows another learner's typing and screens.
+# The zygote, and so every kernel it forks (they inherit it), runs at a lower priority than the tutors:
+# a training loop in one tab, ten kernels starting at once, or the zygote's own idle imports (sympy,
+# jedi, torch._dynamo, while a class is connecting) never slow another learner's typing and screens.
 KERNEL_NICE = 5
 
 
@@ -75,6 +76,7 @@ class SharedZygote:
     async def _launch(self, loop) -> None:
         """Start the zygote and wait until it is warm (torch imported); then relay its events."""
         self.process, self.sock = launch.launch_zygote(launch.kernel_env(), [self.scratch_dir, str(self.disk_limit)])
+        os.setpriority(os.PRIO_PROCESS, self.process.pid, KERNEL_NICE)
         self.sock.setblocking(False)
         self.forked = asyncio.Queue()  # answers of this zygote only (an old one's could pair a fork with a wrong pid)
         self.ready = await self._read_event(loop)
@@ -195,7 +197,6 @@ class SharedZygote:
                     request = json.loads(line)
                     policy = request.setdefault("policy", {})
                     policy["scratch_dir"] = folder  # its learner's, whatever it asked
-                    policy["nice"] = KERNEL_NICE
                     event = await self._fork(loop, request, fds)
                     fds = []
                     await _send(loop, conn, event)

@@ -2,7 +2,8 @@
 
 Every tutor is the same program (`gradrepl` with the server's flags, Textual's web driver), and
 before its first frame it spends most of its time starting Python and importing Textual and the
-TUI. The template does that once; for each tab it forks a child that takes the tab's pipes as its
+TUI. The template does that once, and draws that first screen once too (headless, without a kernel:
+what Textual and Rich keep from it comes with the fork); for each tab it forks a child that takes the tab's pipes as its
 standard streams, the tab's environment (HOME, XDG folders, terminal size, the shared zygote's
 socket) and working folder, and runs `gradrepl`'s main. Ten learners opening at once then wait for
 ten forks and ten first frames, not for ten interpreters.

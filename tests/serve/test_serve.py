@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 import yarl
 
+from gradrepl.serve.shared_zygote import KERNEL_NICE
 from tests.support.serve import DEADLINE, GRADREPL, Learner, Served, alive, descendants, fresh_env, processes, wait_until
 from tests.support.serve import home_of
 from tests.support.serve import tutors as served_tutors
@@ -77,6 +78,9 @@ async def test_two_learners_apart_one_zygote_reload_reattaches_and_sigterm_leave
         zygotes = [pid for pid in zygotes if pid not in kernels]
         assert len(zygotes) == 1 and len(tutors) == 2, tree  # one warm zygote: the tutors start none
         assert len(kernels) == 2 and all(table[pid][0] == zygotes[0] for pid in kernels), tree  # its forks
+        # Kernels, and the zygote's idle imports, yield the CPU to the tutors' screens (a class connecting at once).
+        nice = {pid: os.getpriority(os.PRIO_PROCESS, pid) for pid in [*zygotes, *kernels, *tutors]}
+        assert [nice[pid] for pid in [*zygotes, *kernels]] == [KERNEL_NICE] * 3 and [nice[pid] for pid in tutors] == [0, 0], nice
         homes = {home_of(pid) for pid in tutors}
         assert len(homes) == 2, homes  # and each tutor has a home of its own
         private = os.path.dirname(os.path.dirname(home_of(tutors[0])))  # visitors/ID in the server's 0700 folder
