@@ -241,19 +241,22 @@ def lesson_numbers(texts: Iterable[str]) -> set[float]:
 
 
 def typed_answer(code: str, expected: Iterable[float], allowed: set[float]) -> str | None:
-    """A number written in ``code`` that equals one the solution's state holds and the lesson never wrote.
+    """A number written in ``code`` that equals (in size) one the solution's state holds and the lesson never
+    wrote.
 
     Numbers only compared or printed (``assert w.grad == 12``, ``print(...)``) and loop counts
     (``range(100)``) are not answers; constant arithmetic (``24 / 2``) is read as its value."""
     tree = _parse(code)
     if tree is None:
         return None
-    wanted = [e for e in expected if math.isfinite(e)]
+    # By size, not sign: the operator beside a number flips it for free (`w += lr * 4.0278` for the
+    # gradient -4.0278 the screen showed), so a lesson's -2 allows 2 too.
+    wanted = [abs(e) for e in expected if math.isfinite(e)]
     found = []
     for node, value in _written_numbers(tree):
-        if any(math.isclose(value, a, rel_tol=1e-9, abs_tol=1e-12) for a in allowed):
+        if any(math.isclose(abs(value), abs(a), rel_tol=1e-9, abs_tol=1e-12) for a in allowed):
             continue
-        if any(math.isclose(value, e, rel_tol=TYPED_RTOL, abs_tol=1e-6) for e in wanted):
+        if any(math.isclose(abs(value), e, rel_tol=TYPED_RTOL, abs_tol=1e-6) for e in wanted):
             found.append(node)
     first = min(found, key=lambda n: (n.lineno, n.col_offset), default=None)  # as the learner reads it
     return None if first is None else _source(code, first)
