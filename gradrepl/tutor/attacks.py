@@ -15,6 +15,9 @@ knows the answer, as a learner who skipped once would):
 - **replace**: the object the task is about replaced by a fresh one holding the
   solution's final state (``model[0] = nn.Linear(3, 4).requires_grad_(False)``),
   or by a tensor subclass whose readers say the solution's values;
+- **carried state**: the solution, then its new optimizer handed the state of
+  an optimizer the start holds (``opt.state.update(old.state)``: momentum
+  buffers its first step would push with);
 - **first only**: of several tensors the task changes, only the first fixed;
 - **seed**: one backward pass on another graph (each leaf's ``.pow(1)``) whose
   seed is chosen to add exactly what the solution's passes add
@@ -68,6 +71,7 @@ def moves(question: Question, start: dict, end: dict, numbers: set[float] | None
     paths = _paths(question, end)
     found = [m for m in (_assign(paths, start, end, numbers), _rebind(question, start, paths),
                          _patch(paths, end), *_replace(question, paths, start, end), _liar(question, end),
+                         _carried_state(question, paths, start, end),
                          _first_only(paths, start, end), _seeded(paths, start, end), _shifted(paths, start, end),
                          _typed_grads(question, paths, start),
                          _typed_grads(question, paths, start, flipped=True), _reseeded(question),
@@ -188,6 +192,20 @@ def _liar(question: Question, end: dict) -> Move | None:
                 code += f"\n{check.target}.grad = {_grad(entry['grad'])}"
             return Move(f"replace {check.target} with a tensor subclass that reports the solution's values", code)
     return None
+
+
+def _carried_state(question: Question, paths: list[str], start: dict, end: dict) -> Move | None:
+    """The solution, then each new optimizer handed the state (momentum buffers) of an optimizer the start
+    holds: the parameters and hyperparameters are the solution's, its first step() is not a new one's."""
+    old = next((p for p in start.get("order", []) if _is_name(p) and start["entries"][p].get("kind") == "optimizer"
+                and start["entries"][p].get("state")), None)
+    new = [p for p in paths if _is_name(p) and end["entries"][p].get("kind") == "optimizer"
+           and str(end["entries"][p].get("identity") or "").startswith("new:")]
+    if old is None or not new:
+        return None
+    code = "\n".join([f"_old_optimizer = {old}", question.solution.rstrip(),
+                      *(f"{p}.state.update(_old_optimizer.state)" for p in new)])
+    return Move("the solution, its new optimizer handed the old one's state (momentum buffers)", code)
 
 
 def _first_only(paths: list[str], start: dict, end: dict) -> Move | None:
