@@ -125,10 +125,26 @@ def _calls_transform(code: str, tree: ast.Module) -> str | None:
     return "no torch.func transform is called: the value is written out, not computed by a transform"
 
 
+def _transforms_only(code: str, tree: ast.Module) -> str | None:
+    """No formula of the attempt's own beside the transforms: no arithmetic on anything but numbers and
+    no method or module function called but a torch.func transform (``grad(wave)(t) * 0 + -4 *
+    torch.sin(2 * t)`` writes wave's second derivative by hand). Functions called by name (the task's
+    own, a transform imported, ``range``) and a lambda that only calls them are allowed."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)) and _constant(node) is None:
+            return f"`{_source(code, node)}` is a formula of your own"
+        if isinstance(node, ast.AugAssign):
+            return f"`{_source(code, node)}` is a formula of your own"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in TRANSFORMS:
+            return f"`{_source(code, node)}` computes with torch itself, beside the transforms"
+    return None
+
+
 RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "gradient-argument": ("a backward call passes a gradient argument", _passes_gradient),
     "no-inplace": ("no tensor is changed in place", _changes_in_place),
     "calls-transform": ("a torch.func transform computes it", _calls_transform),
+    "transforms-only": ("only torch.func transforms and the task's functions compute it", _transforms_only),
 }
 
 
