@@ -608,6 +608,13 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) or value in ("nan", "inf", "-inf")
 
 
+def seeds_in(state: dict, checks: list[Check]) -> list[float]:
+    """The numbers of every backward seed logged on the checked targets (the rule against typed-in seeds)."""
+    paths = {p for check in checks if check.target for p in under(state, check.target)}
+    return [float(v) for path, entry in state.get("entries", {}).items() if path in paths
+            for v in flatten(entry.get("seeds")) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
 def numbers_in(state: dict, checks: list[Check]) -> list[float]:
     """Every number the checked targets hold in a state (for the rule against typed-in answers)."""
     found: list[float] = []

@@ -36,6 +36,13 @@ GAMES = [
      "third = torch.func.grad(lambda t: torch.func.grad(wave)(t) * 0 + -4 * torch.sin(2 * t))(x)", "formula"),
     ("func-higher-order/third-derivative",
      "g = torch.func.grad\nthird = g(g(lambda u: g(wave)(u) * 0 + 2 * torch.cos(2 * u)))(x)", "formula"),
+    # L04: the mean's seed 1/3 typed as a decimal: x.grad comes out within the tolerance, for these numbers only
+    ("non-scalar/pass-a-seed", "y.backward(torch.full((3,), 0.33333))", "0.33333"),
+    ("non-scalar/pass-a-seed", "y.backward(torch.tensor([0.333333, 0.333333, 0.333333]))", "0.333333"),
+    # L17: the loop left as it was, loss_fn rebound to a scaled loss (every later cell that calls it is scaled too)
+    ("accumulation-on-purpose/accumulate-right",
+     "loss_fn = lambda a, b: nn.functional.mse_loss(a, b) / 4\n"
+     "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss_fn(lin(xb), yb).backward()", "loss_fn"),
 ]
 
 
@@ -57,6 +64,11 @@ async def test_a_game_found_in_play_is_refused_saying_what_it_misses(session, ui
                                      "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))"),
     ("func-higher-order/third-derivative", "f = wave\nfor _ in range(3):\n    f = torch.func.grad(f)\nthird = f(x)"),
     ("func-higher-order/third-derivative", "third = torch.func.jacfwd(torch.func.jacrev(torch.func.grad(wave)))(x)"),
+    ("non-scalar/pass-a-seed", "y.backward(torch.full_like(y, 1 / 3))"),
+    ("non-scalar/pass-a-seed", "y.backward(torch.ones(3) / 3)"),
+    # L08: detach() shares w's version counter, so this in-place change is one autograd sees (as under no_grad)
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(1)\n"
+                               "(w ** 2).sum().backward()"),
 ])
 async def test_an_honest_answer_beside_a_game_still_passes(session, uid, attempt):
     graded = await grade(question(uid), attempt, session)
