@@ -445,10 +445,12 @@ _TASK_ENTRY = tagged("kind", {
     "module": record({"kind": NAME, "type": NAME, "identity": NAME, "training": boolean,
                       "parameters": items(NAME), "children": items(NAME)}),
     "optimizer": record({"kind": NAME, "type": NAME, "identity": NAME, "groups": items(record({
-        "params": items(NAME), "hyper": mapping(nested(SCALAR, TASK_VALUES))}))}),
+        "params": items(NAME), "hyper": mapping(nested(SCALAR, TASK_VALUES))}))},
+        {"state": items(record({"param": NAME, "values": mapping(_TASK_VALUES)}))}),
     "value": record({"kind": NAME, "type": NAME, "value": nested(SCALAR, 1)}),
     "sequence": record({"kind": NAME, "type": NAME, "length": count, "identity": NAME}),
-    "object": record({"kind": NAME, "type": NAME, "identity": NAME}),
+    "object": record({"kind": NAME, "type": NAME, "identity": NAME},
+                     {"transformed": maybe(record({"at": items(_TASK_VALUES), "moved": items(_TASK_VALUES)}))}),
     "missing": record({"kind": NAME, "code": NAME}, {"names": _NAMES}),  # worded by views/remarks.py TASK_READS
     "unreadable": record({"kind": NAME, "code": NAME}, {"names": _NAMES})})
 TASK_STATE = record({"entries": mapping(_TASK_ENTRY, TASK_ENTRIES), "order": items(NAME, TASK_ENTRIES),

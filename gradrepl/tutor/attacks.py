@@ -15,6 +15,9 @@ knows the answer, as a learner who skipped once would):
 - **replace**: the object the task is about replaced by a fresh one holding the
   solution's final state (``model[0] = nn.Linear(3, 4).requires_grad_(False)``),
   or by a tensor subclass whose readers say the solution's values;
+- **carried state**: the solution, then its new optimizer handed the state of
+  an optimizer the start holds (``opt.state.update(old.state)``: momentum
+  buffers its first step would push with);
 - **first only**: of several tensors the task changes, only the first fixed;
 - **seed**: one backward pass on another graph (each leaf's ``.pow(1)``) whose
   seed is chosen to add exactly what the solution's passes add
@@ -30,7 +33,8 @@ knows the answer, as a learner who skipped once would):
   and the solution's backward calls seeded twice over
   (``x3.register_hook(lambda g: g * 0.5)``; the learner's ``g * 3`` on x3 ** 2);
 - **typed gradients**: the solution with each ``.grad`` it reads replaced by the
-  numbers the start holds (``w -= lr * torch.tensor([-4.03])``).
+  numbers the start holds (``w -= lr * torch.tensor([-4.03])``), and with the
+  other sign, negated again (``w -= lr * -torch.tensor([4.03])``);
 
 An exercise's moves are also tried after its starter code. Moves are data for
 the kernel like any attempt; nothing here runs them.
@@ -67,8 +71,10 @@ def moves(question: Question, start: dict, end: dict, numbers: set[float] | None
     paths = _paths(question, end)
     found = [m for m in (_assign(paths, start, end, numbers), _rebind(question, start, paths),
                          _patch(paths, end), *_replace(question, paths, start, end), _liar(question, end),
+                         _carried_state(question, paths, start, end),
                          _first_only(paths, start, end), _seeded(paths, start, end), _shifted(paths, start, end),
-                         _typed_grads(question, paths, start), _reseeded(question),
+                         _typed_grads(question, paths, start),
+                         _typed_grads(question, paths, start, flipped=True), _reseeded(question),
                          _hooked(question, paths, start, end)) if m is not None]
     if question.starter.strip() and starter_runs:
         found += [Move(f"{m.name}, after the starter", question.starter.rstrip() + "\n" + m.code) for m in found]
@@ -186,6 +192,20 @@ def _liar(question: Question, end: dict) -> Move | None:
                 code += f"\n{check.target}.grad = {_grad(entry['grad'])}"
             return Move(f"replace {check.target} with a tensor subclass that reports the solution's values", code)
     return None
+
+
+def _carried_state(question: Question, paths: list[str], start: dict, end: dict) -> Move | None:
+    """The solution, then each new optimizer handed the state (momentum buffers) of an optimizer the start
+    holds: the parameters and hyperparameters are the solution's, its first step() is not a new one's."""
+    old = next((p for p in start.get("order", []) if _is_name(p) and start["entries"][p].get("kind") == "optimizer"
+                and start["entries"][p].get("state")), None)
+    new = [p for p in paths if _is_name(p) and end["entries"][p].get("kind") == "optimizer"
+           and str(end["entries"][p].get("identity") or "").startswith("new:")]
+    if old is None or not new:
+        return None
+    code = "\n".join([f"_old_optimizer = {old}", question.solution.rstrip(),
+                      *(f"{p}.state.update(_old_optimizer.state)" for p in new)])
+    return Move("the solution, its new optimizer handed the old one's state (momentum buffers)", code)
 
 
 def _first_only(paths: list[str], start: dict, end: dict) -> Move | None:
@@ -322,19 +342,30 @@ def _shifted(paths: list[str], start: dict, end: dict) -> Move | None:
     return Move("shift each gradient by the number that makes it come out", "\n".join(lines)) if lines else None
 
 
-def _typed_grads(question: Question, paths: list[str], start: dict) -> Move | None:
-    """The solution, with each target's .grad that it reads written in as the numbers the start holds."""
+def _typed_grads(question: Question, paths: list[str], start: dict, flipped: bool = False) -> Move | None:
+    """The solution, with each target's .grad that it reads written in as the numbers the start holds;
+    ``flipped``: written with the other sign, negated again (``-torch.tensor([4.03])``), as a learner
+    who typed the number and let the operator beside it carry the sign."""
     code = question.solution
     for path in paths:
         grad = (start.get("entries", {}).get(path) or {}).get("grad")
         if grad is None or grad.get("values") is None:
             continue
+        values = _negated(grad["values"]) if flipped else grad["values"]
+        typed = _tensor({"values": values, "dtype": grad.get("dtype")}, flags=False)
         # A read: `w.grad` not followed by a method call on it, an attribute, or an assignment.
         pattern = re.compile(rf"(?<![\w.]){re.escape(path)}\.grad(?![\w.(\[])(?!\s*=[^=])")
-        code = pattern.sub(_tensor({"values": grad["values"], "dtype": grad.get("dtype")}, flags=False), code)
+        code = pattern.sub(f"(-{typed})" if flipped else typed, code)
     if code == question.solution:
         return None
-    return Move("the solution with the gradients it reads typed in as numbers", code)
+    return Move("the solution with the gradients it reads typed in as numbers"
+                + (", with the other sign" if flipped else ""), code)
+
+
+def _negated(values: Any) -> Any:
+    if isinstance(values, list):
+        return [_negated(v) for v in values]
+    return -values if isinstance(values, (int, float)) and not isinstance(values, bool) else values
 
 
 # -- writing code ------------------------------------------------------------------------

@@ -125,10 +125,26 @@ def _calls_transform(code: str, tree: ast.Module) -> str | None:
     return "no torch.func transform is called: the value is written out, not computed by a transform"
 
 
+def _transforms_only(code: str, tree: ast.Module) -> str | None:
+    """No formula of the attempt's own beside the transforms: no arithmetic on anything but numbers and
+    no method or module function called but a torch.func transform (``grad(wave)(t) * 0 + -4 *
+    torch.sin(2 * t)`` writes wave's second derivative by hand). Functions called by name (the task's
+    own, a transform imported, ``range``) and a lambda that only calls them are allowed."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)) and _constant(node) is None:
+            return f"`{_source(code, node)}` is a formula of your own"
+        if isinstance(node, ast.AugAssign):
+            return f"`{_source(code, node)}` is a formula of your own"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in TRANSFORMS:
+            return f"`{_source(code, node)}` computes with torch itself, beside the transforms"
+    return None
+
+
 RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "gradient-argument": ("a backward call passes a gradient argument", _passes_gradient),
     "no-inplace": ("no tensor is changed in place", _changes_in_place),
     "calls-transform": ("a torch.func transform computes it", _calls_transform),
+    "transforms-only": ("only torch.func transforms and the task's functions compute it", _transforms_only),
 }
 
 
@@ -240,23 +256,41 @@ def lesson_numbers(texts: Iterable[str]) -> set[float]:
     return found
 
 
-def typed_answer(code: str, expected: Iterable[float], allowed: set[float]) -> str | None:
-    """A number written in ``code`` that equals one the solution's state holds and the lesson never wrote.
+def typed_answer(code: str, expected: Iterable[float], allowed: set[float], seeds: Iterable[float] = ()) -> str | None:
+    """A number written in ``code`` that equals (in size) one the solution's state holds, or one of its
+    backward seeds, and the lesson never wrote.
 
     Numbers only compared or printed (``assert w.grad == 12``, ``print(...)``) and loop counts
-    (``range(100)``) are not answers; constant arithmetic (``24 / 2``) is read as its value."""
+    (``range(100)``) are not answers; constant arithmetic (``24 / 2``) is read as its value. A seed may be
+    computed from the lesson's numbers (``torch.full_like(y, 1 / 3)``), not typed as a decimal (``0.33333``)."""
     tree = _parse(code)
     if tree is None:
         return None
-    wanted = [e for e in expected if math.isfinite(e)]
+    # By size, not sign: the operator beside a number flips it for free (`w += lr * 4.0278` for the
+    # gradient -4.0278 the screen showed), so a lesson's -2 allows 2 too.
+    wanted = [abs(e) for e in expected if math.isfinite(e)]
+    seeded = [abs(e) for e in seeds if math.isfinite(e)]
+
+    def given(value: float) -> bool:
+        return any(math.isclose(abs(value), abs(a), rel_tol=1e-9, abs_tol=1e-12) for a in allowed)
+
+    def near(value: float, numbers: list[float]) -> bool:
+        return any(math.isclose(abs(value), e, rel_tol=TYPED_RTOL, abs_tol=1e-6) for e in numbers)
+
     found = []
     for node, value in _written_numbers(tree):
-        if any(math.isclose(value, a, rel_tol=1e-9, abs_tol=1e-12) for a in allowed):
+        if given(value):
             continue
-        if any(math.isclose(value, e, rel_tol=TYPED_RTOL, abs_tol=1e-6) for e in wanted):
+        if near(value, wanted) or (near(value, seeded) and not all(given(leaf) for leaf in _leaves(node))):
             found.append(node)
     first = min(found, key=lambda n: (n.lineno, n.col_offset), default=None)  # as the learner reads it
     return None if first is None else _source(code, first)
+
+
+def _leaves(node: ast.AST) -> list[float]:
+    """The numbers a constant expression is written with (``1 / 3``: 1 and 3)."""
+    return [float(n.value) for n in ast.walk(node) if isinstance(n, ast.Constant)
+            and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
 
 
 def _written_numbers(tree: ast.AST):

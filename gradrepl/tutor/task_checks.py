@@ -68,9 +68,15 @@ TENSOR_FACTS = {
                        "transform that returned it (not a hand-made function of constants computed beside it)",
 }
 MODULE_FACTS = {"type", "identity", "training"}
-OPTIMIZER_FACTS = {"type", "identity", "params", "hyper"}
+# A function the task names (the learner's own, `shifted`): run under the transform the attempt applied to it.
+FUNCTION_FACTS = {
+    "transformed": "the newest torch.func transform the attempt applied to it (jvp(shifted, ...), grad(wave)), "
+                   "run again at the inputs it was given and at moved ones (x -> 0.75 x + 0.25), gives the "
+                   "solution's values at both: the function itself computes it, not another beside it",
+}
+OPTIMIZER_FACTS = {"type", "identity", "params", "hyper", "state"}
 VALUE_FACTS = {"type", "value"}
-ALL_FACTS = set(TENSOR_FACTS) | MODULE_FACTS | OPTIMIZER_FACTS | VALUE_FACTS
+ALL_FACTS = set(TENSOR_FACTS) | MODULE_FACTS | OPTIMIZER_FACTS | VALUE_FACTS | set(FUNCTION_FACTS)
 DEFAULT_FACTS = ("value", "requires_grad", "is_leaf", "grad", "identity", "params", "hyper")
 CHECK_KEYS = {"state", "code", "facts", "message", "tolerance", "zero_grad_is_none"}
 
@@ -265,6 +271,8 @@ def _entry_difference(check: Check, path: str, mine: dict | None, theirs: dict) 
         return None
     if "identity" in check.facts and mine.get("identity") != theirs.get("identity"):
         return _identity_text(path, mine.get("identity"), theirs.get("identity"))
+    if "transformed" in check.facts and kind == "object":
+        return _transformed_difference(path, mine.get("transformed"), theirs.get("transformed"), check.tolerance)
     if kind == "sequence" and mine.get("length") != theirs.get("length"):
         return f"{path} has {mine.get('length')} items"
     return None
@@ -348,6 +356,21 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
                      if mine.get("grad") is not None else f"{path}.grad is None")
         if found:
             return found
+    return None
+
+
+def _transformed_difference(path: str, mine: dict | None, theirs: dict | None, tol: float | None) -> str | None:
+    """The task's function under the transform the attempt applied to it, against the solution's."""
+    if theirs is None:
+        return None
+    if mine is None:
+        return (f"no torch.func transform was applied to {path} itself (or it raised when run again), so what "
+                f"{path} computes is not what was transformed: apply the transform to {path}")
+    if not same_values(mine.get("at"), theirs.get("at"), tol):
+        return f"{path}, under the transform your code applied to it, gives other values than the solution's"
+    if not same_values(mine.get("moved"), theirs.get("moved"), tol):
+        return (f"{path}, under the transform your code applied to it, gives the solution's values at these "
+                "inputs only: at other inputs they differ")
     return None
 
 
@@ -447,6 +470,28 @@ def _optimizer_difference(check: Check, path: str, mine: dict, theirs: dict) -> 
             for name in sorted(set(a["hyper"]) | set(b["hyper"])):
                 if not same_values(a["hyper"].get(name), b["hyper"].get(name), check.tolerance):
                     return f"{path}'s {name} is {_short(a['hyper'].get(name))}"
+    if "state" in check.facts:
+        return _optimizer_state_difference(path, mine.get("state") or [], theirs.get("state") or [],
+                                           check.tolerance)
+    return None
+
+
+def _optimizer_state_difference(path: str, ours: list[dict], want: list[dict], tol: float | None) -> str | None:
+    """The per-parameter state step() keeps, mine against the solution's (by parameter label)."""
+    mine = {entry["param"]: entry.get("values") or {} for entry in ours}
+    theirs = {entry["param"]: entry.get("values") or {} for entry in want}
+    for label in [*theirs, *(label for label in mine if label not in theirs)]:
+        have, need = mine.get(label, {}), theirs.get(label, {})
+        extra = sorted(set(have) - set(need))
+        if extra:
+            return (f"{path} keeps {', '.join(extra)} for {_label_name(label)}, and the solution's keeps none: its "
+                    "next step() would move that weight with it (a new optimizer starts with no state)")
+        missing = sorted(set(need) - set(have))
+        if missing:
+            return f"{path} keeps no {', '.join(missing)} for {_label_name(label)}, and the solution's does"
+        for name in sorted(need):
+            if not same_values(have[name], need[name], tol):
+                return f"{path}'s {name} for {_label_name(label)} holds other values than the solution's"
     return None
 
 
@@ -561,6 +606,13 @@ def same_values(a: Any, b: Any, tolerance: float | None = None) -> bool:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) or value in ("nan", "inf", "-inf")
+
+
+def seeds_in(state: dict, checks: list[Check]) -> list[float]:
+    """The numbers of every backward seed logged on the checked targets (the rule against typed-in seeds)."""
+    paths = {p for check in checks if check.target for p in under(state, check.target)}
+    return [float(v) for path, entry in state.get("entries", {}).items() if path in paths
+            for v in flatten(entry.get("seeds")) if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
 def numbers_in(state: dict, checks: list[Check]) -> list[float]:

@@ -26,7 +26,7 @@ from gradrepl.session import magic_names
 from gradrepl.tutor import code_rules
 from gradrepl.tutor.lesson import Question
 from gradrepl.tutor.replay import OnStep, prepare
-from gradrepl.tutor.task_checks import Check, difference, numbers_in, targets
+from gradrepl.tutor.task_checks import Check, difference, numbers_in, seeds_in, targets
 
 START_FACTS = ("value", "requires_grad", "is_leaf", "retains_grad", "grad")
 
@@ -150,7 +150,8 @@ def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> 
     # The start's numbers count too: a gradient read off the screen and typed into the update
     # (w -= lr * torch.tensor([-4.03])) is as typed as the solution's own result.
     expected = numbers_in(ref.end, question.checks) + numbers_in(ref.start, question.checks)
-    typed = code_rules.typed_answer(code, expected, code_rules.lesson_numbers(_lesson_texts(question)))
+    typed = code_rules.typed_answer(code, expected, code_rules.lesson_numbers(_lesson_texts(question)),
+                                    seeds_in(ref.end, question.checks))
     if typed:
         return Verdict(False, "your code types in a number the lesson never gives, and it matches (to about "
                        "three digits) a value the task's tensors hold, at the start or once solved: a number "

@@ -92,6 +92,11 @@ CAUSE_WORDS = {
         "{t} was computed from requires grad, or it was made under torch.no_grad() / with .detach(). Set "
         "requires_grad=True on the leaf tensors {t} was computed from, outside no_grad, compute {t} again and "
         "call {t}.backward().",
+    "grad_of_unrecorded_grad":
+        "torch.autograd.grad was asked to differentiate {t}, which has no grad_fn: {t} is itself a gradient, "
+        "and the torch.autograd.grad call that made it did not record its own backward pass. Pass "
+        "create_graph=True to that call (and to each one whose result is differentiated again); the leaves "
+        "requiring grad is not enough. torch.func transforms need no flag.",
     "grad_not_tensor":
         "{t}.grad holds a gradient, a tensor of {t}'s shape, or None, never a number: backward() adds into it. "
         "To clear it write {t}.grad = None (or {t}.grad.zero_(), or optimizer.zero_grad()); to set it, "

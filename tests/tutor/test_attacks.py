@@ -4,10 +4,13 @@ The moves are written from the solution's own states in a real kernel; each is t
 run as an attempt from the task's start and judged as a learner's would be.
 """
 
+import pytest
+
 from gradrepl.tutor import attacks
 from gradrepl.tutor.grading import compute_key
 from gradrepl.tutor.lesson import parse_lesson
 from gradrepl.tutor.lint import _attempt
+from tests.support.course import question
 
 SOUND = '''---
 id: sound
@@ -59,3 +62,19 @@ async def test_every_kind_of_move_is_made_and_each_is_refused(session):
         verdict = await _attempt(question, reference, move.code, session)
         assert not verdict.ok, (move.name, move.code)
     assert (await _attempt(question, reference, question.solution, session)).ok
+
+
+# The moves a blind play-through found (issue 22, round three) are made for the course's own tasks, and refused:
+# the printed gradient typed with its sign moved to the operator, and a new optimizer handed the old one's state.
+@pytest.mark.parametrize("uid, kind", [
+    ("training-loop/one-step", "with the other sign"),
+    ("trainable-parameters/filtered-optimizer", "the old one's state"),
+])
+async def test_a_move_found_in_play_is_made_for_the_course_and_refused(session, uid, kind):
+    task = question(uid)
+    key = await compute_key(task, session)
+    made = [m for m in attacks.moves(task, key.reference.start, key.reference.end) if kind in m.name]
+    assert made, [m.name for m in attacks.moves(task, key.reference.start, key.reference.end)]
+    for move in made:
+        verdict = await _attempt(task, key.reference, move.code, session)
+        assert not verdict.ok, (move.name, move.code)

@@ -283,6 +283,43 @@ def _backward_named(exc, text, scene):
         return code, {"t": match.group(1)}
 
 
+def _grad_of_unrecorded_grad(exc, text, scene):
+    """torch.autograd.grad asked to differentiate a gradient that an earlier torch.autograd.grad of the step
+    made without create_graph=True: that pass was not recorded, and the flag is what is missing (the
+    leaves may well require grad)."""
+    if "does not require grad and does not have a grad_fn" not in text:
+        return None
+    call = next((node for node in ast.walk(_parsed(scene.line) or ast.Module(body=[], type_ignores=[]))
+                 if _autograd_grad(node)), None)
+    output = None if call is None else (call.args[0] if call.args else
+                                        next((k.value for k in call.keywords if k.arg == "outputs"), None))
+    if isinstance(output, (ast.List, ast.Tuple)) and output.elts:
+        output = output.elts[0]
+    if not isinstance(output, ast.Name):
+        return None
+    for node in ast.walk(_parsed(scene.source) or ast.Module(body=[], type_ignores=[])):
+        if not isinstance(node, ast.Assign) or not any(output.id in _bound(t) for t in node.targets):
+            continue
+        made = node.value.value if isinstance(node.value, ast.Subscript) else node.value
+        if _autograd_grad(made) and not any(k.arg == "create_graph" for k in made.keywords):
+            return "grad_of_unrecorded_grad", {"t": output.id}
+    return None
+
+
+def _autograd_grad(node) -> bool:
+    """``node`` is a call of torch.autograd.grad (or autograd.grad)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "grad"):
+        return False
+    owner = node.func.value
+    return (isinstance(owner, ast.Attribute) and owner.attr == "autograd") or \
+        (isinstance(owner, ast.Name) and owner.id == "autograd")
+
+
+def _bound(target) -> set[str]:
+    """The names an assignment target binds (``g1, = ...`` binds g1)."""
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
 def _grad_shape(exc, text, scene):
     match = re.search(rf"Function (\w+?)Backward\d* returned an invalid gradient at index (\d+) - got {_SIZES} "
                       rf"but expected shape compatible with {_SIZES}", text)
@@ -496,7 +533,7 @@ def _made_by(node, maker: str, depth: int = 8) -> bool:
     return False
 
 
-_FINDERS = (_backward_named, _grad_not_tensor, _grad_shape, _grad_count, _hook_no_grad, _gradcheck, _grad_none, _matmul,
+_FINDERS = (_backward_named, _grad_of_unrecorded_grad, _grad_not_tensor, _grad_shape, _grad_count, _hook_no_grad, _gradcheck, _grad_none, _matmul,
             _inplace_saved)
 
 

@@ -37,7 +37,7 @@ trick, and the docs say so.
 from __future__ import annotations
 
 from gradrepl.kernel.inspect.torch_globals import Switches, described
-from gradrepl.kernel.inspect.transforms import at_moved_inputs, made_by_transform, ran_inside
+from gradrepl.kernel.inspect.transforms import at_moved_inputs, made_by_transform, ran_inside, transformed
 from gradrepl.kernel.inspect.walk import output_name
 from gradrepl.kernel.inspect.backward_log import Task, begin, current
 from gradrepl.kernel.inspect.captured import (BASE, DATA_PTR, DISPATCH_DEPTH, FUNCTION_MODE_ON, GET, GRAD_ENABLED,
@@ -83,6 +83,7 @@ def _read(namespace: dict, targets: list, start: bool, task: Task | None, state:
     with NO_TORCH_FUNCTION():
         for text, steps in targets:
             reader.target(_str(text), namespace, steps)
+        reader.named = False  # a function is run under its transform only when a check names it
         if everything:
             for name, value in _list(dict_items(namespace)):
                 if _type(name) is _str and name not in state["order"] and not name.startswith("__") \
@@ -94,6 +95,12 @@ def _read(namespace: dict, targets: list, start: bool, task: Task | None, state:
         with NO_TORCH_FUNCTION():
             state["entries"][path]["at_moved_inputs"] = (_values(moved)["values"] if _type(moved) in TENSOR_TYPES
                                                          else None)
+    for path, function in reader.functions:
+        runs = transformed(function)
+        with NO_TORCH_FUNCTION():
+            state["entries"][path]["transformed"] = None if runs is None else {
+                "at": [_values(t)["values"] for t in runs[0] if _type(t) in TENSOR_TYPES],
+                "moved": [_values(t)["values"] for t in runs[1] if _type(t) in TENSOR_TYPES]}
     if start:
         state["names"] = {name: kind_of(value) for name, value in dict_items(namespace)
                           if _type(name) is _str and not name.startswith("__") and not output_name(name)
@@ -140,6 +147,8 @@ class _Reader:
         self.new: dict[int, tuple[object, str]] = {}  # objects not known at the start: first path seen
         self.later: list = []  # optimizers, read last
         self.transformed: list = []  # (path, tensor) of transforms' results, run again at moved inputs last
+        self.functions: list = []  # (path, function or module) a check names, run under its transform last
+        self.named = True  # reading a target a check names (not one of `everything`'s other names)
 
     # -- targets ----------------------------------------------------------------
     def target(self, text: str, namespace: dict, steps: list, value=None) -> None:
@@ -208,6 +217,8 @@ class _Reader:
                 self.describe(f"{path}[{i}]", item, depth + 1)
         else:
             self.put(path, {"kind": "object", "type": qualified(kind), "identity": self.label(value, path)})
+            if self.named and depth == 0 and not self.start and type_name(kind) == "function":
+                self.functions.append((path, value))
 
     def tensor(self, path: str, t) -> dict:
         kind = _type(t)
@@ -319,7 +330,25 @@ class _Reader:
             hyper = {_str(k): plain(v) for k, v in dict_items(group) if k != "params"}
             groups.append({"params": labels, "hyper": hyper})
         return {"kind": "optimizer", "type": qualified(_type(opt)), "identity": self.label(opt, path),
-                "groups": groups}
+                "groups": groups, "state": self.optimizer_state(path, dict_get(own, "state"))}
+
+    def optimizer_state(self, path: str, table) -> list:
+        """What step() keeps per parameter (SGD's momentum_buffer, Adam's moments): [{param, values}] with
+        each parameter's label and each value plain. A fresh optimizer keeps none; one given an old
+        optimizer's buffers moves the weights with that momentum at its first step."""
+        found: list = []
+        if not _issubclass(_type(table), dict):
+            return found
+        for i, (param, kept) in enumerate(_list(dict_items(table))[:CHILD_CAP]):
+            values = {}
+            if _issubclass(_type(kept), dict):
+                for name, value in _list(dict_items(kept))[:CHILD_CAP]:
+                    if _type(name) is not _str:
+                        continue
+                    values[_str(name)[:NAME_CAP]] = (_values(value)["values"] if _type(value) in TENSOR_TYPES
+                                                     else plain(value))
+            found.append({"param": self.label(param, f"{path}.state[{i}]"), "values": values})
+        return found
 
     # -- identity -----------------------------------------------------------------
     def label(self, value, path: str) -> str:

@@ -14,6 +14,11 @@ Each is remembered with what ran inside the outermost transform's call: the modu
 (a global forward pre-hook) and the Python functions called (their code objects, by sys.setprofile), both
 active only while a transform runs. So a check can ask that the task's own model or function was the one
 transformed (`by_transform_of`), not a hand-made function of constants computed beside it.
+
+Each outermost call also keeps the function the learner handed the transform (``jvp(shifted, ...)``; for
+``grad(grad(wave))``, wave, through the wrappers), so a task can run the transform of its own named
+function again, at its inputs and at moved ones (`transformed`): a learner's function left buggy is judged
+even when the tangent the checks read was taken from another function.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import contextlib
 import functools
 import io
 import sys
+import types
 
 import torch.func
 import torch.nn.modules.module as _module_hooks
@@ -33,6 +39,10 @@ KEPT = 256  # transform results remembered (the newest): a task reads its target
 # (tensor, data_ptr, version, {id: module whose forward ran}, {id: code object called},
 #  (the call, its args, its kwargs, the tensor's index in the result or None): to run it again, moved)
 _made: collections.deque = collections.deque(maxlen=KEPT)
+# (function, call, args, kwargs) of each outermost transform call, newest last: the function the learner
+# handed the transform (``jvp(shifted, ...)``; ``grad(wave)``'s wave), so a task can run its own
+# function's transform again (``transformed``).
+_given: collections.deque = collections.deque(maxlen=KEPT)
 _depth = 0  # transforms running now: only the outermost one's results are the learner's
 _SETPROFILE, _GETPROFILE, _REGISTER = sys.setprofile, sys.getprofile, _module_hooks.register_module_forward_pre_hook
 
@@ -86,6 +96,43 @@ def at_moved_inputs(t: torch.Tensor) -> torch.Tensor | None:
     return result if isinstance(result, torch.Tensor) else None
 
 
+def transformed(obj) -> tuple[list, list] | None:
+    """The newest transform the learner applied to ``obj`` (a function or module handed to jvp, grad, ...,
+    directly or inside another transform: grad(grad(wave)) transforms wave), run again at the inputs it
+    was given and at moved ones: (the tensors it returns there, the tensors at the moved inputs); None
+    when no transform was applied to ``obj`` or a run raised. So a task can judge the learner's own
+    function by what its transform computes, not a tangent taken from another function beside it."""
+    global _depth
+    for func, call, args, kwargs in reversed(_given):
+        if not _wraps(func, obj):
+            continue
+        _depth += 1
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                return _tensors(call(*args, **kwargs)), _tensors(call(*_moved(args), **_moved(kwargs)))
+        except Exception:  # the learner's function may raise at another point: nothing to compare
+            return None
+        finally:
+            _depth -= 1
+    return None
+
+
+def _wraps(func, obj) -> bool:
+    """``func`` is ``obj``, or a transform's result (counted here) made from ``obj``, however deep."""
+    for _ in range(64):
+        if func is obj:
+            return True
+        if type(func) is not types.FunctionType:  # only our own wrappers are followed, read from their dict
+            return False
+        func = func.__dict__.get("_gradrepl_of")
+    return False
+
+
+def _tensors(result) -> list:
+    many = isinstance(result, (tuple, list))
+    return [value for value in (result if many else (result,)) if isinstance(value, torch.Tensor)]
+
+
 def _moved(value):
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         moved = value.detach() * 0.75 + 0.25
@@ -105,7 +152,7 @@ def _remember(result, modules: dict, codes: dict, rerun: tuple) -> None:
                           (*rerun, i if many else None)))
 
 
-def _outermost(call, *args, **kwargs):
+def _outermost(func, call, *args, **kwargs):
     global _depth
     if _depth:
         _depth += 1
@@ -137,6 +184,7 @@ def _outermost(call, *args, **kwargs):
         _SETPROFILE(earlier)
         hook.remove()
     _remember(result, modules, codes, (call, args, kwargs))
+    _given.append((func, call, args, kwargs))
     return result
 
 RUN_NOW = ("vjp", "jvp", "linearize")                                   # differentiate when called
@@ -158,16 +206,18 @@ class TransformWatch:
     def _counting(self, real, returns_function: bool):
         @functools.wraps(real)
         def transform(*args, **kwargs):
+            func = args[0] if args else kwargs.get("func")
             if not returns_function:
                 self.calls += 1
-                return _outermost(real, *args, **kwargs)
+                return _outermost(func, real, *args, **kwargs)
             made = real(*args, **kwargs)
 
             @functools.wraps(made)
-            def transformed(*inner, **inner_kwargs):
+            def differentiated(*inner, **inner_kwargs):
                 self.calls += 1
-                return _outermost(made, *inner, **inner_kwargs)
-            return transformed
+                return _outermost(func, made, *inner, **inner_kwargs)
+            differentiated._gradrepl_of = func
+            return differentiated
 
         transform._gradrepl_counted = True
         return transform

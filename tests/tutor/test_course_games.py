@@ -1,0 +1,86 @@
+"""Games a blind beginner found accepted by `gradrepl play` (issue 22, round three), each refused now, in
+words that say what the attempt misses; honest answers beside them still pass.
+
+Each attempt is graded as play grades it: the solution from the task's start in one real kernel, the
+attempt from the same start in another, compared in the frontend.
+"""
+
+import pytest
+
+from gradrepl.tutor.grading import grade
+from tests.support.course import question
+
+GAMES = [
+    # L12: the gradient the cell printed (-4.0278), typed with its sign carried by the operator beside it
+    ("training-loop/one-step", "with torch.no_grad():\n    w += lr * 4.0278\n    b += lr * 7.0049\n"
+                               "w.grad.zero_()\nb.grad.zero_()", "4.0278"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w -= 0.5 * -4.0278\n    b -= 0.5 * -7.0049\n"
+                               "w.grad.zero_()\nb.grad.zero_()", "-4.0278"),
+    # L16: the new optimizer carries the old one's momentum: its next step is not a fresh SGD's
+    ("trainable-parameters/filtered-optimizer",
+     "old = opt\nopt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1, momentum=0.9)\n"
+     "opt.state.update(old.state)", "momentum_buffer"),
+    ("trainable-parameters/filtered-optimizer",
+     "old = opt\nopt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1, momentum=0.9)\n"
+     "for p in opt.param_groups[0]['params']:\n    opt.state[p] = old.state[p]", "momentum_buffer"),
+    # L22: shifted left as it was (no_grad), the tangent taken from net alone
+    ("func-jvp/detach-the-constant",
+     "def shifted(t):\n    with torch.no_grad():\n        s = net(t) * 10\n    return net(t) + s\n"
+     "out, _ = torch.func.jvp(shifted, (x,), (torch.ones(3),))\n"
+     "tangent = torch.func.jvp(net, (x,), (torch.ones(3),))[1]", "shifted"),
+    ("func-jvp/detach-the-constant",
+     "out, tangent = torch.func.jvp(lambda t: net(t) + (net(t) * 10).detach(), (x,), (torch.ones(3),))",
+     "shifted"),
+    # L23: a hand-written derivative beside grad(wave) * 0, transformed fewer times than asked
+    ("func-higher-order/third-derivative",
+     "third = torch.func.grad(lambda t: torch.func.grad(wave)(t) * 0 + -4 * torch.sin(2 * t))(x)", "formula"),
+    ("func-higher-order/third-derivative",
+     "g = torch.func.grad\nthird = g(g(lambda u: g(wave)(u) * 0 + 2 * torch.cos(2 * u)))(x)", "formula"),
+    # L04: the mean's seed 1/3 typed as a decimal: x.grad comes out within the tolerance, for these numbers only
+    ("non-scalar/pass-a-seed", "y.backward(torch.full((3,), 0.33333))", "0.33333"),
+    ("non-scalar/pass-a-seed", "y.backward(torch.tensor([0.333333, 0.333333, 0.333333]))", "0.333333"),
+    # L17: the loop left as it was, loss_fn rebound to a scaled loss (every later cell that calls it is scaled too)
+    ("accumulation-on-purpose/accumulate-right",
+     "loss_fn = lambda a, b: nn.functional.mse_loss(a, b) / 4\n"
+     "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss_fn(lin(xb), yb).backward()", "loss_fn"),
+]
+
+
+@pytest.mark.parametrize("uid, attempt, says", GAMES)
+async def test_a_game_found_in_play_is_refused_saying_what_it_misses(session, uid, attempt, says):
+    graded = await grade(question(uid), attempt, session)
+    assert not graded.correct, f"{uid} accepted: {attempt!r}"
+    assert says in graded.feedback, graded.feedback
+
+
+@pytest.mark.parametrize("uid, attempt", [
+    ("training-loop/one-step", "with torch.no_grad():\n    w -= lr * w.grad\n    b -= lr * b.grad\n"
+                               "w.grad.zero_()\nb.grad.zero_()"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w += -lr * w.grad\n    b += -lr * b.grad\n"
+                               "w.grad = None\nb.grad = None"),
+    ("trainable-parameters/filtered-optimizer",
+     "opt = torch.optim.SGD(filter(lambda p: p.requires_grad, net.parameters()), lr=0.1, momentum=0.9)"),
+    ("func-jvp/detach-the-constant", "def shifted(t):\n    s = net(t).detach() * 10\n    return net(t) + s\n"
+                                     "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))"),
+    ("func-higher-order/third-derivative", "f = wave\nfor _ in range(3):\n    f = torch.func.grad(f)\nthird = f(x)"),
+    ("func-higher-order/third-derivative", "third = torch.func.jacfwd(torch.func.jacrev(torch.func.grad(wave)))(x)"),
+    ("non-scalar/pass-a-seed", "y.backward(torch.full_like(y, 1 / 3))"),
+    ("non-scalar/pass-a-seed", "y.backward(torch.ones(3) / 3)"),
+    # L08: detach() shares w's version counter, so this in-place change is one autograd sees (as under no_grad)
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(1)\n"
+                               "(w ** 2).sum().backward()"),
+])
+async def test_an_honest_answer_beside_a_game_still_passes(session, uid, attempt):
+    graded = await grade(question(uid), attempt, session)
+    assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"
+
+
+# The starter of func-higher-order raises because g1 came from a grad without create_graph=True: the words
+# must name that flag, not tell the learner to set requires_grad on x (which already requires grad).
+async def test_the_third_derivative_starter_is_explained_by_create_graph(session):
+    task = question("func-higher-order/third-derivative")
+    result = await session.execute(task.setup + "\n" + task.starter)
+    assert result.error is not None, result
+    words = result.error.explanation or ""
+    assert "create_graph=True" in words and "g1" in words, words
+    assert "Set requires_grad=True" not in words, words
