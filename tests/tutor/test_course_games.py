@@ -36,6 +36,9 @@ GAMES = [
      "third = torch.func.grad(lambda t: torch.func.grad(wave)(t) * 0 + -4 * torch.sin(2 * t))(x)", "formula"),
     ("func-higher-order/third-derivative",
      "g = torch.func.grad\nthird = g(g(lambda u: g(wave)(u) * 0 + 2 * torch.cos(2 * u)))(x)", "formula"),
+    # (the blind play-through's form: wave only made to run inside the transform, times 0)
+    ("func-higher-order/third-derivative",
+     "third = torch.func.grad(torch.func.grad(lambda t: 2 * torch.cos(2 * t) + 0 * wave(t)))(x)", "formula"),
     # L04: the mean's seed 1/3 typed as a decimal: x.grad comes out within the tolerance, for these numbers only
     ("non-scalar/pass-a-seed", "y.backward(torch.full((3,), 0.33333))", "0.33333"),
     ("non-scalar/pass-a-seed", "y.backward(torch.tensor([0.333333, 0.333333, 0.333333]))", "0.333333"),
