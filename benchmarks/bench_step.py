@@ -6,7 +6,7 @@ iterations) times itself; the same script runs under plain `python` and under
 inspector around it), and as one step typed in a session, as the TUI and the
 plain REPL run it (the shadow recorder too: `run` records none, a script has no
 %check). A second loop trains an nn.Sequential with SGD (momentum) and
-zero_grad(). Goal: at most 1.10x plain python for each.
+zero_grad(), a third one with Adam and `p.grad = None` by hand. Goal: at most 1.10x plain python for each.
 
 Run: .venv/bin/python -m benchmarks.bench_step [--quick]
 """
@@ -59,6 +59,26 @@ for _ in range({iterations}):
     loss = torch.nn.functional.mse_loss(net(xs), ys)
     loss.backward()
     opt.step()
+print(f"loop took {{time.perf_counter() - started:.6f}} s, loss {{loss.item():.6f}}")
+"""
+# Adam's per-parameter state and foreach kernels, with the gradients dropped by hand (`.grad = None`
+# for each parameter, the write hook's entry point) rather than by zero_grad().
+ADAM_LOOP = """\
+import time
+import torch
+
+torch.manual_seed(0)
+xs = torch.randn(64, 4)
+ys = xs.sum(1, keepdim=True)
+net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+opt = torch.optim.Adam(net.parameters(), lr=0.01)
+started = time.perf_counter()
+for _ in range({iterations}):
+    loss = torch.nn.functional.mse_loss(net(xs), ys)
+    loss.backward()
+    opt.step()
+    for p in net.parameters():
+        p.grad = None
 print(f"loop took {{time.perf_counter() - started:.6f}} s, loss {{loss.item():.6f}}")
 """
 TIMED = re.compile(r"loop took ([0-9.]+) s, loss ([0-9.]+)")
@@ -118,6 +138,8 @@ def main() -> None:
     print(f"training loop, {iterations:,} iterations, timed by the script (median of {runs}): {figures}")
     figures = side_by_side(MODULE_LOOP.format(iterations=iterations), runs)
     print(f"nn.Module + SGD(momentum) loop, {iterations:,} iterations (median of {runs}): {figures}")
+    figures = side_by_side(ADAM_LOOP.format(iterations=iterations), runs)
+    print(f"nn.Module + Adam, p.grad = None loop, {iterations:,} iterations (median of {runs}): {figures}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 Forking a warm process gives a fresh kernel in milliseconds instead of the
 second or two that importing torch takes. Only what every step needs is
 imported before the first kernel; the rest (worker.WARM_LATER: sympy, jedi,
-torch._dynamo) follows one module at a time while the zygote is idle, so
+torch._dynamo) follows one module at a time while the zygote and its kernels
+are idle (a kernel that used the CPU since the last look is running a step: the
+import waits, so it never takes a core from the learner's code), so
 later kernels (restarts) have it too. The zygote must never run a tensor
 op (an OpenMP thread pool would make a later fork hang) and must stay
 single-threaded, which it checks before every fork.
@@ -39,7 +41,27 @@ def _send(sock: socket.socket, message: dict) -> None:
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
-IDLE_BEFORE_WARMING = 0.2  # seconds without a request before importing the next of worker.WARM_LATER
+IDLE_BEFORE_WARMING = 0.2  # seconds without a request (and without a busy kernel) before importing the next of worker.WARM_LATER
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """The CPU time a process has used (user and system, all its threads), in clock ticks; None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()  # the name, in parentheses, may hold spaces
+    except OSError:
+        return None
+    return int(fields[11]) + int(fields[12])  # utime and stime, fields 14 and 15 of proc(5)
+
+
+def _kernels_busy(kernels: dict[int, int | None]) -> bool:
+    """Whether any kernel used the CPU since the last look (pid -> its ticks then, updated here): it is
+    running a step, and on a small machine an import now would take a core from that step."""
+    busy = False
+    for pid, seen in kernels.items():
+        kernels[pid] = now = _cpu_ticks(pid)
+        busy = busy or (now is not None and now != seen)
+    return busy
 
 
 def main() -> None:
@@ -64,6 +86,7 @@ def main() -> None:
     gc.enable()
     later = list(worker.WARM_LATER)
     warm = False  # set by the fork requests: import `later` while idle
+    kernels: dict[int, int | None] = {}  # the kernels forked and not yet reaped -> their CPU ticks at the last look
     wakeup_r, wakeup_w = os.pipe()
     os.set_blocking(wakeup_w, False)
     signal.set_wakeup_fd(wakeup_w)
@@ -77,6 +100,8 @@ def main() -> None:
         except InterruptedError:
             continue
         if not readable:  # idle, with a kernel running: import one more module for the next kernels
+            if _kernels_busy(kernels):
+                continue  # a step is running: the learner's code has the CPU first
             importlib.import_module(later.pop(0))
             if not later:
                 gc.collect()
@@ -84,7 +109,8 @@ def main() -> None:
             continue
         if wakeup_r in readable:
             os.read(wakeup_r, 512)
-            _reap(sock)
+            for pid in _reap(sock):
+                kernels.pop(pid, None)
         if sock in readable:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
             if not data:
@@ -94,24 +120,27 @@ def main() -> None:
                 line, buffer = buffer.split(b"\n", 1)
                 request = json.loads(line)
                 request.get("policy", {})["disk"] = disk
-                _fork_kernel(sock, request, fds, wakeup_r, wakeup_w, janitor_fd)
+                pid = _fork_kernel(sock, request, fds, wakeup_r, wakeup_w, janitor_fd)
+                if pid is not None:
+                    kernels[pid] = None  # busy at the first look: it is starting
                 fds = []
                 warm = bool(request.get("warm_later", True))
     os._exit(0)
 
 
-def _fork_kernel(sock: socket.socket, request: dict, fds: list[int], *own_fds: int) -> None:
+def _fork_kernel(sock: socket.socket, request: dict, fds: list[int], *own_fds: int) -> int | None:
+    """Fork a kernel on the client's `fds`; its pid (None when refused)."""
     if len(fds) != 5:
         _send(sock, {"event": "error", "error": f"expected 5 fds, got {len(fds)}"})
         for fd in fds:
             os.close(fd)
-        return
+        return None
     threads = thread_count()
     if threads != 1:
         _send(sock, {"event": "error", "error": f"zygote has {threads} threads; forking is unsafe"})
         for fd in fds:
             os.close(fd)  # else the kernel's pipes never reach EOF when it dies
-        return
+        return None
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -130,16 +159,20 @@ def _fork_kernel(sock: socket.socket, request: dict, fds: list[int], *own_fds: i
     for fd in fds:
         os.close(fd)
     _send(sock, {"event": "forked", "pid": pid})
+    return pid
 
 
-def _reap(sock: socket.socket) -> None:
+def _reap(sock: socket.socket) -> list[int]:
+    """Wait for the kernels that ended and tell the client; their pids."""
+    reaped = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return reaped
         if pid == 0:
-            return
+            return reaped
+        reaped.append(pid)
         cgroups.forget(pid)  # the kernel's pids cgroup, if it made one
         _send(sock, {"event": "exit", "pid": pid, "status": status})
 

@@ -9,6 +9,7 @@ import pytest
 from gradrepl import cli
 from gradrepl.client import launch
 from gradrepl.session import Session
+from tests.support.process import cpu_seconds
 
 
 @pytest.mark.parametrize("argv, starts", [
@@ -106,8 +107,8 @@ async def test_the_first_kernel_is_lean_and_later_kernels_get_the_rest_warm():
         assert (await session.execute(probe)).result == "[False, False, False]"
         check = await session.check_expr("x**2 + 3*x", {"x": 2.0})  # imports sympy on first use
         assert check.data["agree"] is True
-        for _ in range(100):  # the zygote imports one module per idle moment (0.2 s)
-            await asyncio.sleep(0.2)
+        for _ in range(100):  # one module per idle moment (0.2 s without a request or a busy kernel)
+            await asyncio.sleep(0.5)
             await session.restart()
             if (await session.execute(probe)).result == "[True, True, True]":
                 break
@@ -123,6 +124,26 @@ async def test_a_one_shot_command_does_not_warm_the_zygote_behind_its_steps():
         await asyncio.sleep(1.5)  # long enough for an idle zygote to import its first modules
         await session.restart()
         assert (await session.execute(probe)).result == "False"
+
+
+async def test_the_zygote_leaves_the_cpu_to_a_running_step():
+    """The idle imports (sympy, jedi, torch._dynamo: seconds of CPU) wait while a kernel runs a step: on a
+    small machine they took a core from the learner's training loop (a loop typed in a session ran at
+    several times its pace under `run`, which does not warm). Counted in CPU time, not seconds."""
+    busy = "import time\nend = time.process_time() + 4\nwhile time.process_time() < end:\n    pass"
+    async with Session() as session:  # warms the zygote, as the TUI does
+        zygote, kernel = session.client.zygote.process.pid, session.client.kernel.pid
+        step = asyncio.ensure_future(session.execute(busy))
+        start = cpu_seconds(kernel)
+        while cpu_seconds(kernel) < start + 1 and not step.done():  # past whatever began before the step
+            await asyncio.sleep(0.05)
+        zygote_before, kernel_before = cpu_seconds(zygote), cpu_seconds(kernel)
+        while cpu_seconds(kernel) < kernel_before + 2 and not step.done():
+            await asyncio.sleep(0.05)
+        zygote_used, kernel_used = cpu_seconds(zygote) - zygote_before, cpu_seconds(kernel) - kernel_before
+        assert (await step).error is None
+    assert kernel_used >= 1.5, "the step ended before the kernel had been watched for long"
+    assert zygote_used < 0.1, f"the zygote used {zygote_used:.2f} s of CPU while the step used {kernel_used:.2f} s"
 
 
 async def test_a_kernel_collects_garbage_although_the_zygote_imported_torch_without(session):

@@ -1,4 +1,5 @@
-"""What the kernel-process tests share: whether a process still runs, and a bounded wait for it to go."""
+"""What the kernel-process tests share: whether a process still runs, the CPU time it used, and a bounded wait
+for it to go."""
 
 from __future__ import annotations
 
@@ -10,13 +11,24 @@ import time
 from pathlib import Path
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the name (which may hold spaces and parentheses): state first."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def running(pid: int) -> bool:
     """Whether `pid` is a live process (a zombie waiting to be reaped does not count)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        state = _stat(pid)[0]
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state not in ("Z", "X")
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time `pid` has used so far, user and system, all its threads."""
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def outlives(pid: int, seconds: float = 10) -> bool:
