@@ -309,6 +309,9 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
     ("dtypes/make-float", "v = torch.tensor([1, 2, 3])", "an integer dtype", "complex dtype"),
     ("dtypes/make-float", "v = torch.tensor([1., 2., 3.00001], requires_grad=True)", "3.00001",
      "the solution computes"),
+    # a deep copy keeps the trained numbers: the refusal says what it loses (the object), not the weights
+    ("parameters/freeze-first", "import copy\nmodel[0] = copy.deepcopy(model[0]).requires_grad_(False)",
+     "copy.deepcopy", "would throw the trained weights away"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
     graded = await grade(question(uid), attempt, session)
