@@ -23,6 +23,7 @@ from pathlib import Path
 from gradrepl.commands.common import (add_kernel_options, emit_json, exit_codes, INTERRUPTED_EXIT, kernel_options,
                                      run_async, USAGE_EXIT)
 from gradrepl.protocol.messages import StepResult
+from gradrepl.session import magic_names
 from gradrepl.terminal_text import visible
 from gradrepl.plain.lesson_input import CELL_HOW, TerminalAnswerer
 from gradrepl.tutor.asking import how_to_answer, precision_words
@@ -156,7 +157,7 @@ def refused_at_a_question(source: str) -> str:
     """Why a %command typed at a question prompt does not run ("" when it runs)."""
     name, _, arg = source.strip().partition(" ")
     arg = arg.strip()
-    if name in SHOWN_AT_A_QUESTION or name == "%trace" and all(part.isidentifier() for part in arg.split(".")):
+    if name in SHOWN_AT_A_QUESTION or name == "%trace" and arg and not magic_names.runs_statement(source):
         return ""
     what = "%trace with a statement runs it" if name == "%trace" else f"{visible(name)} runs code or changes the kernel"
     return (f"{what}, which a question prompt does not: only %graph, %trace NAME, %tensors, %help and %at "

@@ -15,7 +15,7 @@ import torch
 from gradrepl import source_file
 from gradrepl.kernel import helptext, sandbox, script_run, step_warnings
 from gradrepl.kernel.guard import Overtime, safe_text, time_limit
-from gradrepl.kernel.inspect import made_by, task_state
+from gradrepl.kernel.inspect import made_by, task_state, writes
 from gradrepl.kernel.inspect.diagnose import AccumulationWatch, Scene
 from gradrepl.kernel.inspect.transforms import TransformWatch
 from gradrepl.kernel.inspect.graph import graph_of
@@ -144,6 +144,7 @@ class Kernel:
             # bounded reads; an object that hangs or raises is skipped from then on, said once in the notes
             rows, removed, panel_notes = self.inspector.guarded_step(self.namespace, self.flags_dirty)
             outcome["notes"].extend(panel_notes)
+            outcome["grads_set"] = _grads_set(rows, self.inspector.names_by_id())
         finally:
             # Whatever happened, the step's output ends, so the client never waits for it; the sentinels
             # go out just before the reply, so the client wakes up once for all three.
@@ -418,3 +419,13 @@ def _jedi():
 
     jedi.settings.cache_directory = os.path.join(os.environ["XDG_CACHE_HOME"], ".cache", "jedi")
     return jedi
+
+
+def _grads_set(rows: list[dict], names: dict[int, str]) -> list[str]:
+    """The changed rows whose .grad the step set or deleted by hand (`x.grad = None`): what their .grad holds
+    now is no addition onto what it held before the step (every changed row, when the writes went unfollowed)."""
+    ids = writes.grads_set()
+    if ids is None:
+        return [row["name"] for row in rows]
+    changed = {row["name"] for row in rows}
+    return sorted(names[i] for i in ids if i in names and names[i] in changed)

@@ -5,7 +5,8 @@ several lines and ended by an empty line (or Esc Enter, at once). On a terminal
 prompt_toolkit edits it, pre-filled with the exercise's starter code to fix (or the
 last attempt, to correct); from a pipe, lines are read up to an empty line or the
 end of input. A line starting with `%` is a console command the lesson asks for
-(`%graph loss`): it runs in the learner's kernel and the question is asked again.
+(`%graph loss`): it runs in the learner's kernel and the question is asked again; at a task's prompt,
+a `%time STMT` line (a magic that runs its statement) is an attempt, judged as that statement.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 
+from gradrepl.session import magic_names
 from gradrepl.tutor.answerers import Response, Turn
 from gradrepl.tutor.asking import BLANK_WORDS, Typed, command, field_label, read_fields, read_typed
 
@@ -81,7 +83,7 @@ class TerminalAnswerer:
             asked = command(first, OFFERED)
             if asked:
                 return Typed(asked)
-            if is_console(first):
+            if is_console(first) and not magic_names.runs_statement(first):  # %time STMT: an attempt
                 return Typed("console", first)
         if not first:
             return Typed("again", words=BLANK_WORDS)

@@ -139,6 +139,8 @@ class StepResult:
     duration_ms: float = 0.0
     tensors: list[dict[str, Any]] = field(default_factory=list)  # rows changed in this step
     removed: list[str] = field(default_factory=list)
+    # rows whose .grad the step set by hand (x.grad = None): no addition onto what it held before
+    grads_set: list[str] = field(default_factory=list)
     # Set when the kernel had to be replaced: the words said to the learner.
     kernel_event: str | None = None
     # Shown instead of a result: text from a %magic (e.g. %graph), or a help page
@@ -175,6 +177,7 @@ class StepResult:
             duration_ms=float(payload.get("duration_ms", 0.0)),
             tensors=list(payload.get("tensors", [])),
             removed=list(payload.get("removed", [])),
+            grads_set=list(payload.get("grads_set", [])),
             display=payload.get("display"),
             trace=payload.get("trace"),
             exit_status=payload.get("exit_status"),

@@ -485,7 +485,8 @@ REPLIES: dict[str, Spec] = {
     "execute": either(
         record({**_ENVELOPE, **_STEP}, {**_OPTIONAL, "notes": STEP_NOTES, "display": maybe(DISPLAY), "trace": maybe(STEP_TRACES),
                                         "diagnoses": items(DIAGNOSIS), "exit_status": maybe(exit_status),
-                                        "timeit": TIMING, "result_unshown": REASON}),
+                                        "timeit": TIMING, "result_unshown": REASON,
+                                        "grads_set": items(NAME)}),
         record({**_ENVELOPE, "skipped": literal(True)}),
         what="a step's result (result, error, notes, duration_ms, tensors, removed) or skipped"),
     "complete": _answer({"completions": items(COMPLETION, COMPLETION_LIMIT), "signature_errors": NOTES},

@@ -347,7 +347,7 @@ class Session:
             self.grads_before.pop(name, None)
         for row in result.tensors:
             held = (self.tensors.get(row["name"]) or {}).get("grad")
-            if held is not None and row.get("grad") != held:
+            if held is not None and row.get("grad") != held and row["name"] not in result.grads_set:
                 self.grads_before[row["name"]] = (held, result.step)
             else:
                 self.grads_before.pop(row["name"], None)

@@ -332,9 +332,10 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
         elif fact == "grad_arrived" and not same_passes([mine["grad_arrived"]] if mine.get("grad_arrived") else [],
                                                         [theirs["grad_arrived"]] if theirs.get("grad_arrived")
                                                         else [], tol):
+            # yours, never the solution's: a refusal must not print a number the learner could type in
             found = (f"no backward pass went through {path}" if not mine.get("grad_arrived") else
                      f"the gradient that reached {path} in the last backward pass is not the solution's "
-                     f"({_short(mine['grad_arrived'])}, not {_short(theirs.get('grad_arrived') or [])})")
+                     f"(yours was {_short(mine['grad_arrived'])})")
         elif fact == "by_transform_of" and [n for n in theirs.get("by_transform_of") or []
                                             if n not in (mine.get("by_transform_of") or [])]:
             never = [n for n in theirs.get("by_transform_of") or [] if n not in (mine.get("by_transform_of") or [])]
@@ -402,13 +403,16 @@ def _honest_parameter(check: Check, mine: dict, theirs: dict) -> bool:
 
 
 def _seed_words(path: str, mine: list | None, theirs: list | None) -> str:
-    """The seeds of the passes reaching ``path``, in words (mine against the solution's)."""
+    """The seeds of the passes reaching ``path``, in words: the learner's, and the solution's only when they
+    are backward's default (ones): a seed the solution computes is part of its answer, never printed."""
     def words(seeds: list | None) -> str:
         if seeds is None:
             return "not logged"
         shown = [" and ".join(_short(_one(root)) for root in each) or "none" for each in seeds]
         return ", ".join(shown) or "no pass"
-    return f"the backward passes reaching {path} were seeded with {words(mine)}, not {words(theirs)}"
+    default = theirs is not None and all(v == 1 for each in theirs for root in each for v in flatten(root))
+    wanted = f"not backward's default seed of ones ({words(theirs)})" if default and theirs else "not the solution's seeds"
+    return f"the backward passes reaching {path} were seeded with {words(mine)}, {wanted}"
 
 
 def _one(values: list) -> object:

@@ -196,6 +196,12 @@ def accumulation_words(diagnosis: dict) -> str:
         name = leaf.get("name")
         grad = f"{name}.grad" if name else f"the .grad of an unnamed leaf of shape {shape_text(leaf.get('shape'))}"
         zero = f"{name}.grad.zero_()" if name else "t.grad.zero_()"
+        held, now = leaf.get("held"), leaf.get("now")
+        if held is not None and "value" in held and held == now:  # (z * 0).backward(): it added 0
+            cleared = f"{name}.grad = None" if name else "t.grad = None"
+            return (f"this backward added 0 to {grad} (its gradient there is zero), so it still holds "
+                    f"{_grad_seen(now)}: backward adds into .grad and never resets it. To clear it, use "
+                    f"{zero} or {cleared} (optimizer.zero_grad() for a model's parameters).")
         return (f"{grad} already held {_grad_seen(leaf.get('held'))} before this backward, and now holds "
                 f"{_grad_seen(leaf.get('now'))}: gradients accumulate (add up) across backward calls. "
                 f"Zero them with {zero} or optimizer.zero_grad() before each backward.")

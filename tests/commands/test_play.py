@@ -448,6 +448,18 @@ def test_a_code_running_command_at_a_question_prompt_is_refused_and_changes_noth
     assert "finished: 2 question(s): 2 right at the first try" in done.stdout, done.stdout
 
 
+# At a task's prompt a %time STMT line is an attempt, judged as its statement (tasks.ran_code): it was refused
+# in words that said a question prompt runs no code, while the same prompt runs the code typed there.
+def test_a_percent_time_statement_at_a_task_prompt_is_the_attempt(tmp_path, gradrepl_home):
+    lesson = tmp_path / "task-then-question.md"
+    lesson.write_text(TASK_THEN_QUESTION, encoding="utf-8")
+    done = play(str(lesson), stdin="%time y = x * 2\n5\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "which a question prompt does not" not in done.stdout, done.stdout
+    assert "Wall time" in done.stdout and "[right] Done: the check holds." in done.stdout, done.stdout
+    assert "finished: 2 question(s): 2 right at the first try" in done.stdout, done.stdout
+
+
 PREDICTED = '''---
 id: predicted
 title: A prediction

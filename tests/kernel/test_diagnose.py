@@ -98,6 +98,17 @@ def test_quick_check_two_backwards_without_zeroing_fires(session):
     assert namespace["x"].grad.item() == 14.0  # the watch observes; it does not change the result
 
 
+# (z * 0).backward(), tried to clear a gradient (leaves-and-hooks, a blind beginner): it added 0, and the note
+# said "now holds 36: gradients accumulate" as if it had added something; it says what happened and how to clear.
+def test_a_backward_that_adds_zero_is_said_to_add_nothing(session):
+    watch, inspector, namespace = session
+    step(watch, inspector, namespace, "x = torch.tensor(2.0, requires_grad=True)\nh = x * 3\nz = h ** 2")
+    step(watch, inspector, namespace, "z.backward(retain_graph=True)")
+    notes = step(watch, inspector, namespace, "(z * 0).backward()")
+    assert len(notes) == 1 and "added 0 to x.grad" in notes[0] and "still holds 36" in notes[0], notes
+    assert "already held" not in notes[0] and "x.grad = None" in notes[0], notes
+
+
 # A weight update between two backward calls of one step: the second adds onto the gradient of the old x.
 UPDATE_X = "\n    with torch.no_grad():\n        x -= 0.1 * x.grad"
 

@@ -275,6 +275,14 @@ async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt,
                                "(w ** 2).sum().backward()"),
     ("training-loop/one-step", "with torch.no_grad():\n    w.copy_(w - lr * w.grad)\n    b.copy_(b - lr * b.grad)\n"
                                "w.grad.zero_()\nb.grad.zero_()"),
+    # issue 22, a blind beginner: the penalty's gradient by autograd.grad, stored into .grad, is that pass's;
+    # a Jacobian built by vmap over vjp's pull is what jacrev itself does
+    ("autograd-grad/gradient-penalty", "g, = torch.autograd.grad(out, inp, create_graph=True)\n"
+                                       "penalty = (g.norm() - 1) ** 2\nw.grad = torch.autograd.grad(penalty, w)[0]"),
+    ("func-transforms/jacobian-by-transform", "out, pull = torch.func.vjp(net, z)\n"
+                                              "J, = torch.func.vmap(pull)(torch.eye(2))"),
+    ("func-transforms/jacobian-by-transform",
+     "J = torch.func.vmap(lambda v: torch.func.vjp(net, z)[1](v)[0])(torch.eye(2))"),
 ])
 async def test_an_honest_answer_is_accepted(session, uid, attempt):
     graded = await grade(question(uid), attempt, session)
@@ -301,6 +309,9 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
     ("dtypes/make-float", "v = torch.tensor([1, 2, 3])", "an integer dtype", "complex dtype"),
     ("dtypes/make-float", "v = torch.tensor([1., 2., 3.00001], requires_grad=True)", "3.00001",
      "the solution computes"),
+    # a deep copy keeps the trained numbers: the refusal says what it loses (the object), not the weights
+    ("parameters/freeze-first", "import copy\nmodel[0] = copy.deepcopy(model[0]).requires_grad_(False)",
+     "copy.deepcopy", "would throw the trained weights away"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
     graded = await grade(question(uid), attempt, session)
@@ -435,3 +446,32 @@ async def test_a_fix_autograd_or_the_model_never_carried_is_refused(session, uid
     graded = await grade(question(uid), attempt, session)
     assert not graded.correct, f"{uid} accepted: {attempt!r}"
     assert says in graded.feedback, graded.feedback
+
+
+# A gradient written by hand into .grad stays refused when it came from autograd.grad of another function, or
+# was changed after; a Jacobian by vmap over the pull of a function of constants stays refused too.
+@pytest.mark.parametrize("uid, attempt", [
+    ("autograd-grad/gradient-penalty", "g, = torch.autograd.grad(out, inp, create_graph=True)\n"
+                                       "penalty = (g.norm() - 1) ** 2\nw.grad = torch.autograd.grad(penalty * 2, w)[0] / 2"),
+    ("autograd-grad/gradient-penalty", "g = w * (1 - (w * inp).tanh() ** 2)\npenalty = (g.norm() - 1) ** 2\n"
+                                       "w.grad = torch.autograd.grad(penalty, w)[0]"),
+    ("func-transforms/jacobian-by-transform", "M = torch.func.jacrev(net)(z).detach().clone()\n"
+                                              "out, pull = torch.func.vjp(lambda t: net(t) * 0 + M @ t, z)\n"
+                                              "J, = torch.func.vmap(pull)(torch.eye(2))"),
+    ("func-transforms/jacobian-by-transform", "M = torch.func.jacrev(net)(z).detach().clone()\n"
+                                              "J = torch.func.vmap(lambda r: r)(M)"),
+    ("func-transforms/jacobian-by-transform", "M = torch.func.jacrev(net)(z).detach().clone()\n"
+                                              "J = torch.func.vmap(lambda r: torch.func.vjp(net, z)[1](r * 0)[0] + r)(M)"),
+])
+async def test_a_game_through_autograd_grad_or_vmap_is_refused(session, uid, attempt):
+    await assert_refused(session, uid, attempt, "a game through autograd.grad or vmap")
+
+
+# A refusal never prints a number the solution computes (the learner would type it in): the gradient that
+# reached g in the solution's pass is the solution's, so only the learner's own is said.
+async def test_a_refusal_prints_no_number_of_the_solutions(session):
+    graded = await grade(question("autograd-grad/gradient-penalty"), PENALTY_BY_CONSTANTS, session)
+    assert not graded.correct
+    assert "through g" in graded.feedback, graded.feedback
+    for shown in ("-1.18", "0.212"):  # the solution's d(penalty)/dg, as it printed
+        assert shown not in graded.feedback, graded.feedback

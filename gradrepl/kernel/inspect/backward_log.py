@@ -32,6 +32,11 @@ class _Log:
         # id(node) -> [node, the gradient (flat numbers) the last pass through it brought in]: for the nodes
         # above, so a check can ask that the gradient really went through a tensor autograd made (g * 0 does not)
         self.arrived: dict[int, list] = {}
+        # id(gradient) -> [gradient, the input it is d root / d of, data_ptr, version, values, the pass's
+        #                  operations, its seeds, whether it went through a graph autograd made]: what
+        #                  torch.autograd.grad returned, so `w.grad = torch.autograd.grad(loss, w)[0]` counts
+        #                  as the pass that left w.grad (it is, while that tensor stays unchanged)
+        self.given: dict[int, list] = {}
         self.numbers = 0
         self.full = False                  # past a cap: later passes were not logged
 
@@ -90,10 +95,16 @@ def _run_backward(t_outputs, *args, **kwargs):
     task = _task
     log = task.log if task is not None else None
     walked = None
-    if log is not None and kwargs.get("accumulate_grad") and not log.full:
-        inputs = args[3] if _len(args) > 3 else kwargs.get("inputs")
+    inputs = args[3] if _len(args) > 3 else kwargs.get("inputs")
+    if log is not None and not log.full:  # backward(), and autograd.grad (its inputs, whose gradients it returns)
         seeds = args[0] if args else kwargs.get("grad_tensors")
-        walked = _walk(t_outputs, inputs, log, task, seeds)
+        if kwargs.get("accumulate_grad"):
+            walked = _walk(t_outputs, inputs, log, task, seeds)
+        else:
+            try:  # torch.func's own passes run on its wrapped tensors, which have no storage to read
+                walked = _walk(t_outputs, inputs, log, task, seeds)
+            except RuntimeError:
+                walked = None
     hooks = _watch_arrivals(log, walked[1]) if walked is not None else []
     STASH("context", _copy_context())  # what torch's own entry does for compiled autograd
     try:
@@ -107,8 +118,32 @@ def _run_backward(t_outputs, *args, **kwargs):
                                                                   (walked[2] if walked is not None else [])]
         _made_by_autograd(log, made)
     if walked is not None and task is _task:
-        _note(log, *walked)
+        if kwargs.get("accumulate_grad"):
+            _note(log, *walked)
+        else:
+            try:
+                _given(log, inputs, result, walked)
+            except RuntimeError:  # a gradient without storage (inside a torch.func transform): not the learner's
+                pass
     return result
+
+
+def _given(log: _Log, inputs, result, walked: tuple) -> None:
+    """Remember each gradient an autograd.grad pass returned, with the input it belongs to and the pass."""
+    _roots, _nodes, _leaves, _before, names, seeds, through = walked
+    log.calls += 1
+    if log.calls >= LOG_CALLS:
+        log.full = True
+    if _type(inputs) not in (_list, _tuple) or _type(result) not in (_list, _tuple):
+        return
+    with NO_TORCH_FUNCTION():
+        for given, grad in zip(inputs, result):
+            if _type(grad) not in TENSOR_TYPES or not _issubclass(_type(given), BASE) or NUMEL(grad) > VALUE_CAP \
+                    or log.numbers + NUMEL(grad) > LOG_NUMBERS:
+                continue
+            log.numbers += NUMEL(grad)
+            log.given[_id(grad)] = [grad, given, DATA_PTR(grad), GET["_version"](grad),
+                                    _values(grad).get("values"), names, seeds, through]
 
 
 def _watch_arrivals(log: _Log, nodes: list) -> list:

@@ -73,6 +73,10 @@ def _read(read, t, default):
         return default
 
 
+def _DATA_PTR(t: torch.Tensor) -> int:
+    return t.data_ptr()
+
+
 def grad_of(t: torch.Tensor) -> torch.Tensor | None:
     """t.grad without torch's warning: a non-leaf that does not retain grad has none."""
     if t.grad_fn is not None and not t.retains_grad:
@@ -81,8 +85,11 @@ def grad_of(t: torch.Tensor) -> torch.Tensor | None:
 
 
 def _grad_key(t: torch.Tensor):
+    """Which .grad tensor ``t`` holds, and its version. Its data pointer too: a retained grad that a backward
+    replaces is a new tensor made while the old one lived, whose Python object may then take the old one's
+    freed address (same id, version 0), while its memory cannot be the old one's."""
     grad = _read(grad_of, t, None)
-    return None if grad is None else (id(grad), version_of(grad))
+    return None if grad is None else (id(grad), version_of(grad), _read(_DATA_PTR, grad, None))
 
 
 def _mismatches(new: list, old: list, low: int = 0, high: int | None = None) -> list[int]:

@@ -134,6 +134,12 @@ def _written_here(value) -> bool:
     return not (_type(module) is _str and module.partition(".")[0] in ("torch", "gradrepl", "functools"))
 
 
+def _flat_values(values) -> list:
+    if _type(values) is _list:
+        return [x for v in values for x in _flat_values(v)]
+    return [values]
+
+
 def _ran_of(t) -> list:
     task, candidates = _watched
     if task is not current():
@@ -254,6 +260,17 @@ class _Reader:
             return {"backward": 0, "root": 0, "grad_by_backward": False, "graph": [], "pass_grads": [],
                     "seeds": [], "through_grad": False}
         record = dict_get(log.leaves, _id(t))
+        given = dict_get(log.given, _id(grad)) if grad is not None else None
+        if given is not None and given[0] is grad and given[1] is t and given[2] == DATA_PTR(grad) \
+                and given[3] == GET["_version"](grad) and given[4] == _values(grad).get("values"):
+            # .grad is, unchanged, the gradient torch.autograd.grad returned for t: that pass left it
+            earlier = record if record is not None and record[0] is t else None
+            added = earlier[7] if earlier is not None else []
+            seeded = earlier[8] if earlier is not None else []
+            return {"backward": (earlier[1] if earlier is not None else 0) + 1, "root": 0, "grad_by_backward": True,
+                    "graph": given[5], "seeds": seeded + [given[6]] if seeded is not None else None,
+                    "pass_grads": added + [_flat_values(given[4])] if added is not None else None,
+                    "through_grad": given[7]}
         if record is not None and record[0] is t:
             same = (grad is not None and record[2] is grad and record[3] == DATA_PTR(grad)
                     and record[4] == GET["_version"](grad)

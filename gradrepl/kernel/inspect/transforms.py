@@ -44,6 +44,14 @@ _made: collections.deque = collections.deque(maxlen=KEPT)
 # function's transform again (``transformed``).
 _given: collections.deque = collections.deque(maxlen=KEPT)
 _depth = 0  # transforms running now: only the outermost one's results are the learner's
+_derivatives = 0  # derivative calls so far (vjp's pull included): a vmap whose call ran none is no transform
+_recording: tuple[dict, dict] | None = None  # (modules, codes) of the outermost call running now
+_last: tuple[dict, dict] = ({}, {})  # ... and of the last one that ended (what ran inside a vjp, for its pull)
+# A vmap's result is run again with its own inputs kept (the rows of an identity, a batch's directions) and
+# the inputs moved where it differentiates: at each outermost derivative call inside it (vjp's primals, a
+# grad's point), and a pull made before is made again at its vjp's moved primals.
+_moving = False
+_inner = 0  # derivative calls running now (vmap not counted): only the outermost moves its inputs
 _SETPROFILE, _GETPROFILE, _REGISTER = sys.setprofile, sys.getprofile, _module_hooks.register_module_forward_pre_hook
 
 
@@ -82,15 +90,18 @@ def at_moved_inputs(t: torch.Tensor) -> torch.Tensor | None:
     entry = _entry(t)
     if entry is None:
         return None
-    call, args, kwargs, index = entry[5]
+    global _moving
+    call, args, kwargs, mapping, index = entry[5]
     _depth += 1
+    _moving = mapping
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            result = call(*_moved(args), **_moved(kwargs))
+            result = call(*args, **kwargs) if mapping else call(*_moved(args), **_moved(kwargs))
     except Exception:  # the learner's function may raise at another point: nothing to compare
         return None
     finally:
         _depth -= 1
+        _moving = False
     if index is not None:
         result = result[index] if isinstance(result, (tuple, list)) and len(result) > index else None
     return result if isinstance(result, torch.Tensor) else None
@@ -136,7 +147,10 @@ def _tensors(result) -> list:
 def _moved(value):
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         moved = value.detach() * 0.75 + 0.25
-        return moved.requires_grad_() if value.requires_grad else moved
+        try:
+            return moved.requires_grad_() if value.requires_grad else moved
+        except RuntimeError:  # inside vmap (a pull made again at moved primals), where no flag can be set
+            return moved
     if isinstance(value, (tuple, list)):
         return type(value)(_moved(v) for v in value)
     if isinstance(value, dict):
@@ -148,12 +162,52 @@ def _remember(result, modules: dict, codes: dict, rerun: tuple) -> None:
     many = isinstance(result, (tuple, list))
     for i, value in enumerate(result if many else (result,)):
         if isinstance(value, torch.Tensor):
-            _made.append((value, DATA_PTR(value), GET["_version"](value), modules, codes,
-                          (*rerun, i if many else None)))
+            try:
+                ptr = DATA_PTR(value)
+            except RuntimeError:  # a tensor without storage (vmap's, inside a map torch.func did not see)
+                continue
+            _made.append((value, ptr, GET["_version"](value), modules, codes, (*rerun, i if many else None)))
 
 
-def _outermost(func, call, *args, **kwargs):
-    global _depth
+def _differentiating(call, args: tuple, kwargs: dict, move: bool = True):
+    """Call a derivative transform, its inputs moved when it is the outermost one inside a vmap run again
+    (``move``: a pull's cotangents are directions, kept)."""
+    global _inner, _derivatives
+    _derivatives += 1
+    if move and _moving and not _inner:
+        args, kwargs = _moved(args), _moved(kwargs)
+    _inner += 1
+    try:
+        return call(*args, **kwargs)
+    finally:
+        _inner -= 1
+
+
+def _pull(real_vjp, vjp_args: tuple, vjp_kwargs: dict, pull, watch: TransformWatch):
+    """vjp's pull, watched: calling it differentiates (the vjp's function ran inside, though before), and a
+    vmap over it is a transform whose result a check can read."""
+    made_moving = _moving and not _inner
+    seen = _recording if _depth else _last
+
+    @functools.wraps(pull)
+    def pulled(*cotangents, **kw):
+        watch.calls += 1
+        if _recording is not None and seen is not _recording:
+            _recording[0].update(seen[0])
+            _recording[1].update(seen[1])
+        if _moving and not _inner and not made_moving:  # made at the old point: made again at the moved one
+            def again(*c, **k):
+                return real_vjp(*_moved(vjp_args), **_moved(vjp_kwargs))[1](*c, **k)
+            return _outermost(None, lambda *c, **k: _differentiating(again, c, k, move=False), *cotangents, **kw)
+        return _outermost(None, lambda *c, **k: _differentiating(pull, c, k, move=False), *cotangents, **kw)
+
+    return pulled
+
+
+def _outermost(func, call, *args, _mapping: bool = False, **kwargs):
+    """Run a transform's `call` as the outermost one (what ran inside recorded), `func` the function the
+    learner handed it (None for a vmap or a vjp's pull: nothing `transformed` runs again)."""
+    global _depth, _recording, _last
     if _depth:
         _depth += 1
         try:
@@ -162,6 +216,7 @@ def _outermost(func, call, *args, **kwargs):
             _depth -= 1
     modules: dict = {}
     codes: dict = {}
+    derivatives = _derivatives
 
     def forward_ran(module, _inputs):
         modules[id(module)] = module
@@ -177,18 +232,24 @@ def _outermost(func, call, *args, **kwargs):
     hook = _REGISTER(forward_ran)
     _SETPROFILE(called)
     _depth = 1
+    _recording = (modules, codes)
     try:
         result = call(*args, **kwargs)
     finally:
         _depth = 0
+        _recording, _last = None, (modules, codes)
         _SETPROFILE(earlier)
         hook.remove()
-    _remember(result, modules, codes, (call, args, kwargs))
-    _given.append((func, call, args, kwargs))
+    if not _mapping or _derivatives != derivatives:  # a vmap that differentiated nothing made no derivative
+        _remember(result, modules, codes, (call, args, kwargs, _mapping))
+    if func is not None:
+        _given.append((func, call, args, kwargs))
     return result
+
 
 RUN_NOW = ("vjp", "jvp", "linearize")                                   # differentiate when called
 RETURN_FUNCTIONS = ("grad", "grad_and_value", "jacrev", "jacfwd", "hessian")  # differentiate when theirs is
+MAPS = ("vmap",)  # a transform only when a derivative runs inside (vmap over vjp's pull builds a Jacobian)
 
 
 class TransformWatch:
@@ -198,24 +259,32 @@ class TransformWatch:
         self.calls = 0
 
     def install(self) -> None:
-        for name in RUN_NOW + RETURN_FUNCTIONS:
+        for name in RUN_NOW + RETURN_FUNCTIONS + MAPS:
             real = getattr(torch.func, name, None)
             if real is not None and not hasattr(real, "_gradrepl_counted"):
-                setattr(torch.func, name, self._counting(real, returns_function=name in RETURN_FUNCTIONS))
+                wrapped = self._counting(real, returns_function=name not in RUN_NOW, maps=name in MAPS)
+                setattr(torch.func, name, wrapped)
+                if getattr(torch, name, None) is real:  # torch.vmap is torch.func.vmap
+                    setattr(torch, name, wrapped)
 
-    def _counting(self, real, returns_function: bool):
+    def _counting(self, real, returns_function: bool, maps: bool = False):
         @functools.wraps(real)
         def transform(*args, **kwargs):
             func = args[0] if args else kwargs.get("func")
             if not returns_function:
                 self.calls += 1
-                return _outermost(func, real, *args, **kwargs)
+                result = _outermost(func, lambda *a, **k: _differentiating(real, a, k), *args, **kwargs)
+                if real.__name__ == "vjp" and isinstance(result, tuple) and len(result) > 1 and callable(result[1]):
+                    result = (result[0], _pull(real, args, kwargs, result[1], self), *result[2:])
+                return result
             made = real(*args, **kwargs)
 
             @functools.wraps(made)
             def differentiated(*inner, **inner_kwargs):
+                if maps:
+                    return _outermost(None, made, *inner, _mapping=True, **inner_kwargs)
                 self.calls += 1
-                return _outermost(func, made, *inner, **inner_kwargs)
+                return _outermost(func, lambda *a, **k: _differentiating(made, a, k), *inner, **inner_kwargs)
             differentiated._gradrepl_of = func
             return differentiated
 

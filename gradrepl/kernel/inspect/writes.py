@@ -22,6 +22,7 @@ from __future__ import annotations
 import torch
 
 MARKED: set[int] = set()  # ids of tensors that may have been written behind their version counter
+GRAD_SET: set[int] = set()  # ids of tensors whose .grad was set or deleted by hand (x.grad = None) this step
 MARK_BUDGET = 1000  # writes wrapped in one step; past it the wrappers come off until the step ends
 
 _BASE = torch._C.TensorBase
@@ -58,10 +59,12 @@ def install() -> None:
 
     def set_grad(self, value):
         _mark(self)
+        GRAD_SET.add(id(self))
         grad.__set__(self, value)
 
     def delete_grad(self):
         _mark(self)
+        GRAD_SET.add(id(self))
         grad.__delete__(self)
 
     def retain(self):
@@ -88,8 +91,9 @@ def _wrap(on: bool) -> None:
 def take() -> frozenset[int] | None:
     """The ids marked since the last call, or None when that span went past MARK_BUDGET (any tensor may
     have been written: read every row). The marks start afresh, with the wrappers on."""
-    global _marks_left, _overflowed
+    global _marks_left, _overflowed, _grads_unknown
     overflowed, _overflowed, _marks_left = _overflowed, False, MARK_BUDGET
+    _grads_unknown = _grads_unknown or overflowed
     if overflowed:
         MARKED.clear()
         _wrap(True)
@@ -99,6 +103,19 @@ def take() -> frozenset[int] | None:
     marked = frozenset(MARKED)
     MARKED.clear()
     return marked
+
+
+_grads_unknown = False  # a span went past the budget since grads_set() last answered
+
+
+def grads_set() -> frozenset[int] | None:
+    """The ids of tensors whose .grad was set or deleted by hand since the last call (None: past the budget,
+    so any may have been). A .grad written so is not what a backward added onto what it held before."""
+    global _grads_unknown
+    unknown, _grads_unknown = _grads_unknown, False
+    found = frozenset(GRAD_SET)
+    GRAD_SET.clear()
+    return None if unknown else found
 
 
 def _mark(t) -> None:
