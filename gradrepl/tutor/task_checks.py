@@ -65,7 +65,8 @@ TENSOR_FACTS = {
     "storage": "it and its .grad keep the memory they started with (not swapped by .data = or set_(): a view "
                "taken before would keep the old numbers)",
     "by_transform_of": "the task's own models and functions that the solution's transform runs ran inside the "
-                       "transform that returned it (not a hand-made function of constants computed beside it)",
+                       "transform that returned it (not a function written by hand beside it, of the inputs or of "
+                       "numbers computed beforehand)",
 }
 MODULE_FACTS = {"type", "identity", "training"}
 # A function the task names (the learner's own, `shifted`): run under the transform the attempt applied to it.
@@ -500,16 +501,20 @@ def _optimizer_state_difference(path: str, ours: list[dict], want: list[dict], t
 
 
 def _param_words(ours: list[dict], want: list[dict]) -> str:
-    have = {label for g in ours for label in g["params"]}
-    need = {label for g in want for label in g["params"]}
-    missing = sorted(need - have)
-    extra = sorted(have - need)
-    parts = []
-    if extra:
-        parts.append("it also has " + ", ".join(_label_name(x) for x in extra))
-    if missing:
-        parts.append("it lacks " + ", ".join(_label_name(x) for x in missing))
-    return "; ".join(parts) or "in another grouping"
+    """What the optimizer holds and what the solution's holds, in its own order, by paths that run; a copy
+    is named as one (it has the values of the model's parameter, but step() would move the copy only)."""
+    have = [label for g in ours for label in g["params"]]
+    need = [label for g in want for label in g["params"]]
+    if sorted(have) == sorted(need):
+        return "the same tensors, grouped otherwise"
+    words = f"it holds {_names(have)}, and the solution's holds {_names(need)}"
+    if any(not label.startswith("start:") for label in have):
+        words += " (a new tensor is not the model's parameter: step() would move it, not the model)"
+    return words
+
+
+def _names(labels: list[str]) -> str:
+    return ", ".join(_label_name(x) for x in labels) or "no parameters"
 
 
 def _label_name(label: str) -> str:

@@ -87,3 +87,33 @@ async def test_the_third_derivative_starter_is_explained_by_create_graph(session
     words = result.error.explanation or ""
     assert "create_graph=True" in words and "g1" in words, words
     assert "Set requires_grad=True" not in words, words
+
+
+# L23's first question (issue 22's third play-through): the first, second and third derivatives at its
+# point differ, so a learner who differentiates once, or three times, is told which one they took.
+@pytest.mark.parametrize("answer, says", [("48", "first derivative"), ("6", "third derivative")])
+async def test_the_second_derivative_question_tells_each_other_derivative_apart(session, answer, says):
+    graded = await grade(question("func-higher-order/second-derivative"), answer, session)
+    assert not graded.correct, answer
+    assert says in graded.feedback, graded.feedback
+
+
+# A hand-written function of t (no constant in it) is refused in words that say what it is.
+async def test_a_hand_written_function_of_t_is_not_called_a_function_of_a_constant(session):
+    graded = await grade(question("func-higher-order/third-derivative"),
+                         "third = torch.func.grad(torch.func.grad(lambda t: 2 * torch.cos(2 * t)))(x)", session)
+    assert not graded.correct
+    assert "of a constant" not in graded.feedback and "written by hand" in graded.feedback, graded.feedback
+
+
+# L16: an optimizer over copies of net[2]'s parameters holds no net[0] parameter; the words say what opt
+# holds and what it should hold, by paths that run (opt.param_groups[0]['params'][0]).
+async def test_an_optimizer_over_copies_is_told_what_it_holds_and_what_it_should(session):
+    graded = await grade(question("trainable-parameters/filtered-optimizer"),
+                         "opt = torch.optim.SGD([p.detach().clone().requires_grad_() for p in net.parameters()"
+                         " if p.requires_grad], lr=0.1, momentum=0.9)", session)
+    assert not graded.correct
+    words = graded.feedback
+    assert "net[0]" not in words, words
+    assert "opt.param_groups[0]['params'][0]" in words and "net[2].weight" in words, words
+    assert "param_groups[0][0]" not in words, words

@@ -342,7 +342,7 @@ class _Reader:
             if _type(group) is not dict:
                 continue
             params = dict_get(group, "params")
-            labels = [self.label(p, f"{path}.param_groups[{g}][{i}]")
+            labels = [self.label(p, f"{path}.param_groups[{g}]['params'][{i}]")
                       for i, p in enumerate(params if _type(params) in (_list, _tuple) else [])]
             hyper = {_str(k): plain(v) for k, v in dict_items(group) if k != "params"}
             groups.append({"params": labels, "hyper": hyper})
@@ -364,7 +364,7 @@ class _Reader:
                         continue
                     values[_str(name)[:NAME_CAP]] = (_values(value)["values"] if _type(value) in TENSOR_TYPES
                                                      else plain(value))
-            found.append({"param": self.label(param, f"{path}.state[{i}]"), "values": values})
+            found.append({"param": self.label(param, f"list({path}.state)[{i}]"), "values": values})
         return found
 
     # -- identity -----------------------------------------------------------------

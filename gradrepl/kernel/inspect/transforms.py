@@ -13,7 +13,7 @@ a task's check can ask whether a target is the very tensor a transform gave, unc
 Each is remembered with what ran inside the outermost transform's call: the modules whose forward ran
 (a global forward pre-hook) and the Python functions called (their code objects, by sys.setprofile), both
 active only while a transform runs. So a check can ask that the task's own model or function was the one
-transformed (`by_transform_of`), not a hand-made function of constants computed beside it.
+transformed (`by_transform_of`), not a function written by hand beside it.
 
 Each outermost call also keeps the function the learner handed the transform (``jvp(shifted, ...)``; for
 ``grad(grad(wave))``, wave, through the wrappers), so a task can run the transform of its own named
