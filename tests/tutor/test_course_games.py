@@ -117,3 +117,15 @@ async def test_an_optimizer_over_copies_is_told_what_it_holds_and_what_it_should
     assert "net[0]" not in words, words
     assert "opt.param_groups[0]['params'][0]" in words and "net[2].weight" in words, words
     assert "param_groups[0][0]" not in words, words
+
+
+# L05: rewriting z = h ** 2 as h * h is refused for what it is (the starter's forward pass changed), not
+# called "another expression whose gradient is also 12"; the task's x is fresh (its setup), so the
+# solution's backward leaves dz/dx = 36 in x.grad, not 72 added to the questions' 36 before it.
+async def test_the_keep_h_grad_task_names_its_refusal_truly_and_starts_from_a_fresh_x(session):
+    task = question("leaves-and-hooks/keep-h-grad")
+    graded = await grade(task, "h = x * 3\nh.retain_grad()\nz = h * h\nz.backward()\ngrad_h = h.grad", session)
+    assert not graded.correct
+    assert "the fix is not in how z is computed" in graded.feedback, graded.feedback
+    graded = await grade(task, task.solution + "\nassert x.grad.item() == 36.0", session)
+    assert graded.correct, graded.feedback
