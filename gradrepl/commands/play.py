@@ -277,6 +277,9 @@ def summary_words(summary: Summary) -> str:
     state = "finished" if summary.finished else "stopped"
     words = (f"{state}: {summary.questions} question(s): {summary.first_try} right at the first try, "
              f"{summary.after_help} right after hints or wrong tries, {summary.skipped} skipped")
+    if summary.not_read:
+        words += (f"; {summary.not_read} answer{'s' if summary.not_read > 1 else ''} that could not be read "
+                  "(asked again, not counted as a try)")
     if summary.failed:
         words += f"; failed: {', '.join(summary.failed)}"
     return words

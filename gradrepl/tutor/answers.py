@@ -4,7 +4,7 @@ A learner may type ``7``, ``7.0``, ``tensor(7.)``, ``tensor([7.], grad_fn=<...>)
 ``None``, ``raises RuntimeError``, ``(2, 3)`` or ``MulBackward0``; the kernel
 describes the key as JSON. Both become a :class:`Value` and :func:`matches`
 compares them. Text is read by walking a whitelisted Python ``ast`` (never
-evaluated): numbers, lists, tuples, ``tensor(...)``/``Size(...)`` calls, names.
+evaluated): numbers, lists, tuples, ``tensor(...)``/``Size(...)``/``zeros(...)``/``ones(...)`` calls, names.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from gradrepl.views.numbers import number_text, shape_text
 
 MAX_ANSWER = 4000  # characters: longer answers are read as plain text
+MAX_FILL = 10_000  # elements: a bigger torch.zeros(...) is not read as numbers
 DEFAULT_TOLERANCE = 1e-3
 
 _RAISES = re.compile(r"^(?:it\s+)?(?:raises|raise|throws|fails|error|an error|exception|an exception)\b[:\s]*(?:an?\s+)?(\w+)?", re.I)
@@ -266,8 +267,11 @@ def _read_sequence(elements: list[ast.AST]) -> Value:
 
 
 def _read_call(node: ast.Call) -> Value:
-    """tensor(...), torch.tensor(...), torch.Size([...]): the data and an optional dtype."""
+    """tensor(...), torch.tensor(...), torch.Size([...]): the data and an optional dtype; torch.zeros(4, 3)
+    and torch.ones((4, 3)): that many zeros or ones (a belief about a value, to be graded, not re-asked)."""
     name = _dotted(node.func).split(".")[-1].lower()
+    if name in _FILLS:
+        return _read_fill(node, _FILLS[name])
     if name not in ("tensor", "size", "parameter") or len(node.args) != 1:
         raise _Unreadable
     inner = _read_node(node.args[0])
@@ -284,6 +288,20 @@ def _read_call(node: ast.Call) -> Value:
                 and isinstance(keyword.value.value, bool):
             requires_grad = keyword.value.value
     return Value("numbers", numbers=inner.numbers, shape=inner.shape, dtype=dtype, requires_grad=requires_grad)
+
+
+_FILLS = {"zeros": 0.0, "ones": 1.0}
+
+
+def _read_fill(node: ast.Call, fill: float) -> Value:
+    sizes = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) \
+        else node.args
+    dims = [size.value for size in sizes if isinstance(size, ast.Constant) and type(size.value) is int]
+    if len(dims) != len(sizes) or any(n < 0 for n in dims) or math.prod(dims) > MAX_FILL:
+        raise _Unreadable
+    dtype = next((_short_dtype(_dotted(k.value)) for k in node.keywords
+                  if k.arg == "dtype" and isinstance(k.value, (ast.Name, ast.Attribute))), "")
+    return Value("numbers", numbers=(fill,) * math.prod(dims), shape=tuple(dims), dtype=dtype)
 
 
 def _dotted(node: ast.AST) -> str:

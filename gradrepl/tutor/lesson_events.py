@@ -176,6 +176,7 @@ class Summary(Event):
     first_try: int = 0
     after_help: int = 0
     skipped: int = 0
+    not_read: int = 0  # answers that could not be read: asked again, not counted as tries
     failed: dict[str, str] = field(default_factory=dict)  # uid -> feedback, when its own key was graded wrong
     problems: list[str] = field(default_factory=list)   # lesson bugs: file:line: message
     finished: bool = False
@@ -193,8 +194,8 @@ class Summary(Event):
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "lesson": self.lesson_id, "questions": self.questions, "correct": self.correct,
                 "first_try": self.first_try, "after_help": self.after_help, "skipped": self.skipped,
-                "failed": list(self.failed), "problems": self.problems, "finished": self.finished, "ok": self.ok,
-                "slowest_ms": self.slowest_ms}
+                "not_read": self.not_read, "failed": list(self.failed), "problems": self.problems,
+                "finished": self.finished, "ok": self.ok, "slowest_ms": self.slowest_ms}
 
 
 Emit = Callable[[Event], None]

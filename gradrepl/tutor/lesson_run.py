@@ -390,6 +390,7 @@ class LessonRun:
         question = self.question
         self._last_feedback = grade.feedback
         if grade.retry:  # an answer in the wrong form is not an attempt: it is asked again, not rated
+            self.summary.not_read += 1
             self.emit(Graded(question.uid, self._attempts, answer, self.hints_shown() > 0, grade, counts=False))
             return grade
         self._attempts += 1

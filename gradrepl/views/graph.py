@@ -29,6 +29,13 @@ def node_pieces(node: dict) -> Pieces:
     return pieces
 
 
+def saved_slots(node: dict) -> list[dict]:
+    """A node's saved slots, its tensors first (the input, the weight: what a lesson asks about), then
+    the numbers (alpha, beta, exponent), each group in the kernel's order; a short list keeps the tensors."""
+    slots = node.get("saved") or []
+    return sorted(slots, key=lambda saved: saved.get("value") is not None and not saved.get("freed"))
+
+
 def saved_pieces(saved: dict) -> Pieces:
     """A saved slot: `saved exponent = 2`, `saved self  2×3  is x`, or `saved self  freed by backward`."""
     pieces = [("saved ", "saved"), (str(saved.get("name", "?")), "name")]
@@ -107,7 +114,7 @@ def graph_text(graph: dict) -> str:
         drawn.add(node_id)
         lines.append(prefix + branch + plain(node_pieces(node)))
         inner = prefix + ("   " if last else "│  ")
-        below = [("saved", saved) for saved in node.get("saved") or []]
+        below = [("saved", saved) for saved in saved_slots(node)]
         below += [("node", child) for child in children.get(node_id, [])]
         for index, (kind, item) in enumerate(below):
             end = index == len(below) - 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gradrepl.views.graph import children_of, graph_text, no_graph_words, notes, plain, saved_pieces
+from gradrepl.views.graph import children_of, graph_text, no_graph_words, notes, plain, saved_pieces, saved_slots
 from gradrepl.views.numbers import format_bytes, shape_text
 
 MAX_NODES = 40       # a bigger graph reads better as the tree
@@ -61,7 +61,7 @@ def box_words(node: dict) -> list[str]:
 def side_words(node: dict) -> list[str]:
     """What a node saved for backward, and the bytes its graph holds there (a freed one is said short:
     the note under the picture says what freed means)."""
-    words = [plain(saved_pieces(saved)).replace("  freed by backward", " (freed)") for saved in node.get("saved") or []]
+    words = [plain(saved_pieces(saved)).replace("  freed by backward", " (freed)") for saved in saved_slots(node)]
     if len(words) > 3:
         words = words[:2] + [f"… {len(words) - 2} more saved"]
     if node.get("saved_bytes"):

@@ -320,6 +320,30 @@ def test_a_derivative_in_a_form_the_reader_misses_is_read_or_asked_again_never_s
         assert {(r.question_id, r.correct) for r in store.reviews()} == {("slopes/d", True), ("slopes/e", True)}
 
 
+EMPTY_GRAD = """```python
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+```
+
+```question
+id: empty
+type: predict
+prompt: What is w.grad before any backward?
+ask: w.grad
+```
+
+""" + ONE_PLUS_ONE
+
+
+def test_an_answer_that_cannot_be_read_is_no_try_and_a_wrong_one_before_the_right_one_is(tmp_path):
+    # torch.zeros(2) is a wrong belief (graded, told why); "2 + (" cannot be read (asked again, no try).
+    done = play(str(lesson_file(tmp_path, "empty", EMPTY_GRAD)), stdin="torch.zeros(2)\nNone\n2 + (\n2\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[not right] .grad is None until a backward pass reaches it, not zeros." in done.stdout
+    assert done.stdout.count("[try again]") == 1 and done.stdout.count("[right]") == 2
+    assert ("finished: 2 question(s): 1 right at the first try, 1 right after hints or wrong tries, 0 skipped; "
+            "1 answer that could not be read (asked again, not counted as a try)") in done.stdout
+
+
 PAST = """```python
 a_rather_long_tensor_name = torch.randn(3, 4, requires_grad=True)
 another_long_tensor_name = (a_rather_long_tensor_name * 2).sum()

@@ -76,6 +76,15 @@ async def test_graph_magic_walks_to_the_leaves(session):
     assert missing.error is not None
 
 
+async def test_graph_magic_shows_a_layers_saved_input_before_its_saved_numbers(session):
+    # input-in-the-graph asks which node saves `inputs`: a short list must not cut it off for alpha and beta.
+    await session.execute("layer = torch.nn.Linear(3, 2)\ninputs = torch.randn(4, 3)\n"
+                          "loss = layer(inputs).pow(2).sum()")
+    shown = (await session.execute("%graph loss")).display
+    assert "saved mat1  4×3  is inputs" in shown, shown
+    assert "saved alpha" not in shown.split("saved mat1")[0], shown
+
+
 async def test_interrupt_keeps_the_namespace(session):
     await session.execute("kept = 41")
     task = asyncio.create_task(session.execute("while True:\n    kept = 42"))

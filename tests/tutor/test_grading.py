@@ -243,6 +243,18 @@ def test_answers_in_the_wrong_form_are_named_and_content_answers_are_not():
     assert wrong_form(read_key({"kind": "error", "type": "RuntimeError"}), read_answer("[2, 2]")) is None
 
 
+@pytest.mark.parametrize("typed", ["torch.zeros(2, 2)", "torch.zeros((2, 2))", "zeros([2, 2])",
+                                   "torch.zeros(2, 2, dtype=torch.float32)"])
+def test_a_tensor_of_zeros_written_as_a_call_is_read_as_that_value(typed):
+    # `torch.zeros(4, 3)` for an empty .grad is a belief to grade wrong, not a form to ask again.
+    zeros = read_key({"kind": "tensor", "value": {"shape": [2, 2], "values": [[0.0, 0.0], [0.0, 0.0]]}})
+    assert matches(zeros, read_answer(typed))
+    assert not matches(zeros, read_answer("torch.ones(2, 2)")) and not matches(zeros, read_answer("torch.zeros(3)"))
+    none = read_key({"kind": "none"})
+    assert wrong_form(none, read_answer(typed)) is None and not matches(none, read_answer(typed))
+    assert read_answer("torch.zeros(n)").kind == read_answer("torch.zeros(10**9)").kind == "text"
+
+
 TASKS = '''---
 id: t
 title: Tasks

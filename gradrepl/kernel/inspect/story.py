@@ -29,6 +29,7 @@ class Story:
         self.records = records
         self.names = names or {}  # id -> the learner's name: a saved constant (a target) is called by it
         self.checked: dict = {}   # node -> (agree per input, numbers by placeholder, term summaries)
+        self.constants: dict = {}  # node -> placeholder -> a constant input's name, read while it is saved
         self._labels: dict = {}
 
     # -- while backward runs ----------------------------------------------------------------
@@ -36,6 +37,10 @@ class Story:
         rule = formulas.rule_for(node)
         if rule is None:
             return
+        # A real backward frees what a node saved once it has run: the learner's name of a saved constant
+        # (`inputs`, held only by AddmmBackward0) is read now, or it would be told as `const` afterwards.
+        self.constants[node] = {placeholder: _constant(node, rule, placeholder, self.names)
+                                for placeholder, (child, _) in zip(INPUTS, node.next_functions) if child is None}
         try:
             shapes = [list(g.shape) if isinstance(g, torch.Tensor) else None for g in grad_inputs]
             with torch.no_grad():
@@ -106,10 +111,14 @@ class Story:
         names = dict(numbers)
         for placeholder, (child, _) in zip(INPUTS, node.next_functions):
             names[placeholder] = (_operand(self.label(child)) if child is not None
-                                  else _constant(node, rule, placeholder, self.names))
+                                  else self._constant(node, rule, placeholder))
         made = self.records.get(node, {}).get("made_by") or {}
         names["out"] = made.get("tensor") or "out"  # replaced by the node's label where it has one
         return names
+
+    def _constant(self, node, rule, placeholder: str) -> str:
+        known = self.constants.get(node, {})
+        return known[placeholder] if placeholder in known else _constant(node, rule, placeholder, self.names)
 
     def _formulas(self, node, record: dict) -> None:
         rule = formulas.rule_for(node)
@@ -117,7 +126,7 @@ class Story:
         record["in_table"] = rule is not None
         record["formulas"] = [None] * inputs
         record["inputs"] = [self.label(child) if child is not None else
-                            _constant(node, rule, INPUTS[i], self.names) if rule is not None and i < len(INPUTS)
+                            self._constant(node, rule, INPUTS[i]) if rule is not None and i < len(INPUTS)
                             else CONSTANT
                             for i, (child, _) in enumerate(node.next_functions)]
         if rule is None or node not in self.checked:

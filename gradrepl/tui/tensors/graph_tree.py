@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from gradrepl.views.graph import children_of, node_pieces, roots_of, saved_pieces, shared_pieces
+from gradrepl.views.graph import children_of, node_pieces, roots_of, saved_pieces, saved_slots, shared_pieces
 
 STYLES = {"grad_fn": "bold", "shape": "cyan", "leaf": "green", "holds": "yellow", "saved": "dim", "name": "italic",
           "value": "", "freed": "red", "tensor": "green", "dim": "dim"}
@@ -44,7 +44,7 @@ class GraphTree(Tree[dict]):
             return
         seen.add(node_id)
         branch = parent.add(node_label(node), data=node)
-        for saved in node.get("saved") or []:
+        for saved in saved_slots(node):
             branch.add_leaf(saved_label(saved))
         for child in children.get(node_id, []):
             self._add(branch, child, nodes, children, seen)

@@ -97,6 +97,16 @@ async def test_trace_statement_runs_the_learners_backward(session):
     assert "backward from loss" in result.display
 
 
+async def test_the_batch_has_the_learners_name_in_the_preview_and_in_the_real_backward(session):
+    # The batch is held only as AddmmBackward0's saved mat1, and a real backward frees it as the node runs.
+    await session.execute(TWO_LAYERS)
+    preview = await session.execute("%trace loss")
+    real = await session.execute("%trace loss.backward()")
+    for result in (preview, real):
+        assert "inputs receives no gradient (it does not require grad)" in result.display, result.display
+        assert "receives inputs.T @ grad" in result.display and "const" not in result.display, result.display
+
+
 async def test_seed_examples_traced_at_their_backward_calls(session):
     """Each seed script runs with its backward statements under %trace; each trace agrees with autograd."""
     for example in ("first_gradient.py", "accumulate.py"):
