@@ -184,7 +184,7 @@ async def test_tui_details_and_trace_view_show_kernel_text_visibly(tmp_path: Pat
         await pilot.press("escape")
         for name in ("s", "z"):
             loaded = len(recorder.of(DetailsLoaded))
-            app.show_details(name)
+            await app.show_details(name)
             await until(pilot, lambda: len(recorder.of(DetailsLoaded)) > loaded, f"details of {name}")
             await pilot.pause(0.2)
             shown = screen_text(app)

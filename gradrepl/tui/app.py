@@ -32,7 +32,6 @@ from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.key_footer import KeyFooter
 from gradrepl.tui.kernel_workers import KernelWorkers
 from gradrepl.tui.leaving_app import LeavingApp
-from gradrepl.tui.tensors.details import TensorDetails
 from gradrepl.tui.messages import (
     CompletionRequested,
     ConsoleNotice,
@@ -45,7 +44,6 @@ from gradrepl.tui.panel_views import PanelViews
 from gradrepl.tui.status_bar import StatusBar
 from gradrepl.tui.step_replies import StepReplies
 from gradrepl.tui.tensors.tensor_table import TensorTable
-from gradrepl.tui.tensors.past_panel import PastPanel
 from gradrepl.tui.tensors.trace_view import TraceView
 from gradrepl.tui.unicode_width import align_with_terminal
 
@@ -130,10 +128,7 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
                 yield ConsoleLog(id="log")
                 yield CodeInput(self.repl_history, id="input")
             with Vertical(id="inspector"):
-                yield TensorTable(id="tensors")
-                yield PastPanel(id="past")
-                yield TraceView(id="trace")
-                yield TensorDetails(id="details")
+                yield TensorTable(id="tensors")  # the past, trace and details views: on first use (panel_views.py)
         yield StatusBar(id="status")
         yield KeyFooter()
 

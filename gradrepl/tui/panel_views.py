@@ -1,8 +1,15 @@
-"""The tensor panel's views: its fitted height, the details and trace views, the timeline (F3/F4)."""
+"""The tensor panel's views: its fitted height, the details and trace views, the timeline (F3/F4).
+
+The first frame shows only the live table: the past table, the trace view and the details view (with its
+graph) are composed when first opened (`panel_view`), so the first frame neither builds nor styles them.
+"""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from textual import on
+from textual.widget import AwaitMount, Widget
 from textual.widgets import TextArea
 
 from gradrepl.tui.app_part import AppPart
@@ -18,6 +25,11 @@ from gradrepl.views.trace_story import echo_tag
 
 BORDER_TITLE_CHROME = 6  # a border title's corners and the spaces around it
 
+# The inspector's views after the live table (#tensors), in their order down the panel, by id.
+LAZY_VIEWS: dict[type[Widget], str] = {PastPanel: "past", TraceView: "trace", TensorDetails: "details"}
+
+View = TypeVar("View", bound=Widget)
+
 
 class PanelViews(AppPart):
     """Opening and closing what the tensor panel shows (app_part.py)."""
@@ -29,7 +41,7 @@ class PanelViews(AppPart):
             return  # the lesson's grid lays the panel out; or not composed yet
         inspector = base.query_one("#inspector")
         only_table = not (inspector.has_class("-details") or inspector.has_class("-past")
-                          or base.query_one(TraceView).display)
+                          or any(view.display for view in base.query(TraceView)))
         narrow = self.size.width < self.HORIZONTAL_BREAKPOINTS[1][0]  # the class may lag a resize
         fit_panel(self.size.height, inspector, len(base.query_one(TensorTable).names), narrow and only_table)
 
@@ -46,15 +58,30 @@ class PanelViews(AppPart):
             step = created[0] if created else None
         self.query_one(ConsoleLog).light_step(step, echo_tag(node) if step is not None else "")
 
+    async def panel_view(self, view: type[View]) -> View:
+        """The inspector's `view` (one of LAZY_VIEWS), composed and mounted in its place on its first use."""
+        inspector = self.query_one("#inspector")
+        name = LAZY_VIEWS[view]
+        found = inspector.query_children(f"#{name}")
+        if found:
+            widget = found.first(view)
+            if not widget.is_mounted:  # mounting still (two first uses at once)
+                await AwaitMount(inspector, [widget])
+            return widget
+        later = list(LAZY_VIEWS.values())[list(LAZY_VIEWS).index(view) + 1:]
+        before = next((child for child in inspector.children if child.id in later), None)
+        widget = view(id=name)
+        await inspector.mount(widget, before=before)
+        return widget
+
     @on(TensorTable.RowSelected, "#tensors")
-    def _row_selected(self, event: TensorTable.RowSelected) -> None:
-        self.show_details(event.name)
+    async def _row_selected(self, event: TensorTable.RowSelected) -> None:
+        await self.show_details(event.name)
 
-
-    def show_details(self, name: str) -> None:
+    async def show_details(self, name: str) -> None:
         """Open the details view of tensor `name` and load its graph from the kernel."""
+        details = await self.panel_view(TensorDetails)
         self.details_name = name
-        details = self.query_one(TensorDetails)
         details.display = True
         details.show_loading(name)
         self.query_one("#inspector").add_class("-details")
@@ -62,10 +89,13 @@ class PanelViews(AppPart):
         self.fetch_details(name)
         self.refresh_bindings()
 
-    @shows_reply("the trace view", on_failure="close_trace")
-    def show_trace(self, traced: dict, before: dict[str, dict] | None = None, stopped: str | None = None) -> None:
+    async def show_trace(self, traced: dict, before: dict[str, dict] | None = None,
+                         stopped: str | None = None) -> None:
         """Open the node-by-node view of a `%trace` step; it takes the keys until Esc."""
-        view = self.query_one(TraceView)
+        self._show_trace(await self.panel_view(TraceView), traced, before, stopped)
+
+    @shows_reply("the trace view", on_failure="close_trace")
+    def _show_trace(self, view: TraceView, traced: dict, before: dict[str, dict] | None, stopped: str | None) -> None:
         view.display = True
         view.show_trace(traced, before, stopped)
         self.fit_panel()
@@ -73,16 +103,22 @@ class PanelViews(AppPart):
             view.focus()
         self.refresh_bindings()
 
-    @shows_reply("the timeline (F3/F4)", on_failure="return_to_present")
-    def action_timeline(self, delta: int) -> None:
+    async def action_timeline(self, delta: int) -> None:
         """Show the panel as it stood one step earlier (-1) or later (+1); past the last, the present."""
-        past_panel = self.query_one(PastPanel)
+        if self.session is not None and self.session.timeline.steps:
+            await self.panel_view(PastPanel)
+        self._move_in_time(delta)
+
+    @shows_reply("the timeline (F3/F4)", on_failure="return_to_present")
+    def _move_in_time(self, delta: int) -> None:
         timeline = self.session.timeline if self.session else None
         steps = [step for step, _ in timeline.steps] if timeline else []
-        step = target_step(steps, past_panel.step, delta)
+        panels = self.query(PastPanel)
+        step = target_step(steps, panels.first().step if panels else None, delta)
         if step is None:
             self.return_to_present()
             return
+        past_panel = panels.first()
         past = timeline.state_at(step)
         past_panel.show_past(past)
         past_panel.display = True
@@ -117,27 +153,29 @@ class PanelViews(AppPart):
 
     def action_close_details(self) -> None:
         """Escape: the trace view if it is open, else the details view."""
-        if self.query_one(TraceView).display:
+        if any(view.display for view in self.query(TraceView)):
             self.close_trace()
         else:
             self.close_details()
 
     def close_trace(self) -> None:
-        self.query_one(TraceView).hide()
+        for view in self.query(TraceView):
+            view.hide()
         self.fit_panel()
         self.focus_input()
         self.refresh_bindings()
 
     def close_details(self) -> None:
         self.details_name = None
-        self.query_one(TensorDetails).display = False
+        for details in self.query(TensorDetails):
+            details.display = False
         self.query_one("#inspector").remove_class("-details")
         self.fit_panel()
         self.refresh_bindings()
 
 
     def action_toggle_focus(self) -> None:
-        past = self.query_one(PastPanel)
-        table = past if past.display else self.query_one("#tensors", TensorTable)  # the one on screen
+        past = self.query(PastPanel)
+        table = past.first() if past and past.first().display else self.query_one("#tensors", TensorTable)  # on screen
         target = self.query_one(CodeInput) if table.has_focus else table
         target.focus()

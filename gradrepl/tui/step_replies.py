@@ -125,7 +125,7 @@ class StepReplies(AppPart):
         self.query_one(ConsoleLog).write_source(message.source, message.number)
 
     @on(StepFinished)
-    def _step_finished(self, message: StepFinished) -> None:
+    async def _step_finished(self, message: StepFinished) -> None:
         """Every step's one way back, typed or lesson code (a lesson's bookkeeping steps only show rows)."""
         from gradrepl.tui.console.help_view import is_help  # with the first reply, not before the first frame
 
@@ -138,6 +138,10 @@ class StepReplies(AppPart):
                 self._open_help(result.display)
         self.show_next_number()
         self._show_rows(result)
+        if result.trace and result.trace.get("traces"):
+            # a preview changed nothing: the live rows are the leaves' .grad before it
+            stopped = result.error.type if result.error else None  # its words are in the console
+            await self.show_trace(result.trace, self.session.tensors if result.trace.get("preview") else None, stopped)
         self._release_hold()
 
     @shows_reply("the help view")
@@ -155,10 +159,6 @@ class StepReplies(AppPart):
         status = self.query_one(StatusBar)
         status.last_step_ms = result.duration_ms
         status.refresh_text()
-        if result.trace and result.trace.get("traces"):
-            # a preview changed nothing: the live rows are the leaves' .grad before it
-            stopped = result.error.type if result.error else None  # its words are in the console
-            self.show_trace(result.trace, self.session.tensors if result.trace.get("preview") else None, stopped)
         if self.details_name in removed:
             self.close_details()
         elif self.details_name in changed:

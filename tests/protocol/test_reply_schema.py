@@ -217,7 +217,7 @@ async def test_the_tui_reports_a_bent_row_and_its_details_open_after(tmp_path):
         assert "is not of the shape execute answers with" in " ".join(logged.split()), logged[-2000:]
         for name in ("t", "u"):  # t's row, had it been believed, held saved_bytes 'lots'
             loaded = len(recorder.of(DetailsLoaded))
-            app.show_details(name)
+            await app.show_details(name)
             await until(pilot, lambda: len(recorder.of(DetailsLoaded)) > loaded, f"the details of {name}")
             await pilot.pause(0.2)
         assert app.is_running and after.error is None and "u" in app.session.tensors

@@ -57,7 +57,7 @@ async def test_details_say_zero_grad_emptied_the_weight_at_80x24(tmp_path):
     app = GradReplApp(history=History(tmp_path / "history.jsonl"))
     async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
         await run_steps(pilot, recorder, *MODEL, "opt.zero_grad()")
-        app.show_details("model.weight")  # what Enter on its row does
+        await app.show_details("model.weight")  # what Enter on its row does
         await until(pilot, lambda: any(m.name == "model.weight" for m in recorder.of(DetailsLoaded)),
                     "model.weight's details")
         why = str(app.query_one("#details-why").render())
@@ -88,7 +88,7 @@ async def test_the_why_line_is_in_view_without_scrolling_at_80x24(tmp_path):
     app = GradReplApp(history=History(tmp_path / "history.jsonl"))
     async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
         await run_steps(pilot, recorder, *MODEL, "opt.zero_grad()")
-        app.show_details("model.weight")
+        await app.show_details("model.weight")
         await until(pilot, lambda: any(m.name == "model.weight" for m in recorder.of(DetailsLoaded)),
                     "model.weight's details")
         await pilot.pause()

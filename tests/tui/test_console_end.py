@@ -16,7 +16,7 @@ STEPS = ("torch.manual_seed(0)", "model = nn.Sequential(nn.Linear(3, 4), nn.Tanh
 
 async def open_details(pilot, recorder, name: str) -> None:
     loaded = len(recorder.of(DetailsLoaded))
-    pilot.app.show_details(name)
+    await pilot.app.show_details(name)
     await until(pilot, lambda: len(recorder.of(DetailsLoaded)) > loaded, "the details")
     await pilot.pause()
     await pilot.pause()

@@ -142,3 +142,56 @@ asyncio.run(main())
 
 def test_the_first_frame_imports_none_of_what_only_later_replies_need():
     assert printed_lines(AT_THE_FIRST_FRAME.format(late=LATE))[-1] == "[]"
+
+
+# Composed when first opened, never for the first frame: the past table (F3), the trace view (%trace) and the
+# details view with its graph (Enter on a row): the first frame neither builds nor styles their widgets.
+COMPOSED_ON_FIRST_USE = ("past", "trace", "trace-body", "details", "details-graph", "details-why")
+
+
+async def test_the_first_frame_composes_only_what_it_shows_and_each_view_opens_at_its_first_use(tmp_path,
+                                                                                                monkeypatch):
+    from textual.app import App
+
+    from tests.support.tui import running_app, submit_steps
+
+    at_first_frame: list[set[str]] = []
+    display = App._display
+
+    def first_display(self, screen, renderable):
+        if renderable is not None and not self._batch_count and not at_first_frame:
+            at_first_frame.append({widget.id for widget in screen.walk_children() if widget.id})
+        display(self, screen, renderable)
+
+    monkeypatch.setattr(App, "_display", first_display)
+
+    def composed(widget_id: str) -> bool:
+        return bool(app.query(f"#{widget_id}"))
+
+    async with running_app(tmp_path, (120, 40)) as (app, pilot, recorder):
+        await pilot.pause()
+        shown = at_first_frame[0]
+        assert {"log", "input", "tensors", "status"} <= shown, shown
+        assert not shown & set(COMPOSED_ON_FIRST_USE), shown
+        assert not any(composed(widget_id) for widget_id in COMPOSED_ON_FIRST_USE)  # nor since, unopened
+        await submit_steps(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2", "%trace y")
+        trace = app.query_one("#trace")
+        assert trace.display and trace.has_focus  # opened with the step's reply, on its first use
+        assert "node 0 of" in app.query_one("#trace-body").render().plain
+        await pilot.press("escape")
+        assert not trace.display and app.query_one("#input").has_focus
+        assert not composed("past") and not composed("details")
+        await pilot.press("f2", "f3")  # the keys on the panel, then one step back
+        past = app.query_one("#past")
+        assert past.display and past.has_focus and not app.query_one("#tensors").display
+        await pilot.press("f4", "f4")  # the present again
+        assert not past.display and app.query_one("#tensors").has_focus
+        assert not composed("details")
+        await pilot.press("down", "enter")  # y's row: its details
+        details = app.query_one("#details")
+        assert details.display and app.details_name == "y"
+        assert composed("details-graph") and composed("details-why")
+        await pilot.press("escape")
+        assert not details.display and app.details_name is None
+        children = [child.id for child in app.query_one("#inspector").children]
+        assert children == ["tensors", "past", "trace", "details"], children  # each in its place down the panel

@@ -73,7 +73,7 @@ async def test_escape_never_sends_typing_somewhere_unseen(history):
         assert app.query_one(TensorTable).has_focus
         await pilot.press("escape", *"ef")
         assert code_input.has_focus and code_input.text == "abcdef"
-        app.show_details("x")
+        await app.show_details("x")
         await pilot.pause()
         await pilot.press("escape", *"g")
         assert app.details_name is None and code_input.text == "abcdefg"

@@ -76,7 +76,7 @@ async def test_aliases_are_shown_beside_the_name():
     async with tutor((150, 45), "model = nn.Sequential(nn.Linear(2, 2))", "layer = model[0]") as (app, pilot, _):
         lines = panel_lines(screen_text(app))
         assert line_of(lines, "model[0].weight").startswith("model[0].weight = layer.weight ")
-        app.show_details("model[0].weight")
+        await app.show_details("model[0].weight")
         await pilot.pause()
         await until(pilot, lambda: "also named  layer.weight" in screen_text(app), "the details to list the alias")
 

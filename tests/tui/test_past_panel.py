@@ -74,9 +74,9 @@ async def test_the_past_after_a_reset_shows_only_what_lives_after_it(size, tmp_p
     async with running_app(tmp_path, size) as (app, pilot, recorder):
         await run_steps(pilot, recorder, "b = torch.ones(2, requires_grad=True)", "m1 = b * 2", "m2 = m1.sum()",
                         "%reset -f", "c = torch.zeros(3)", "n = 1")
-        past = app.query_one("#past")
         await pilot.press("f2", "f3")  # after c = torch.zeros(3)
         await pilot.pause()
+        past = app.query_one("#past")  # composed on the first F3
         assert past.step == 5 and past.names == ["c"], past.names
         await pilot.press("f3")  # the reset itself
         await pilot.pause()

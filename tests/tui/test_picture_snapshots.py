@@ -29,7 +29,7 @@ def test_details_show_a_sparkline_and_the_graph_as_boxes(snap_compare, size):
     async def open_details(pilot):
         await play_steps(pilot)
         app = pilot.app
-        app.show_details("y")
+        await app.show_details("y")
         app.post_message(DetailsLoaded("y", STEPS[1].tensors[0], GRAPH, None, [], None, HISTORY))
         await pilot.pause()
         details = app.query_one("#details")
@@ -64,7 +64,7 @@ def test_trace_bars_and_heat_strips(snap_compare, size):
     async def trace(pilot):
         await show_magic(pilot, "%trace loss", lambda width: with_pictures(trace_text(TRACE), [TRACE], {"w": W}))
         app = pilot.app
-        app.show_trace({"traces": [TRACE], "note": None, "preview": True}, {"w": W})
+        await app.show_trace({"traces": [TRACE], "note": None, "preview": True}, {"w": W})
         await pilot.pause()
         await pilot.press("right", "right", "right")
         await pilot.pause()

@@ -48,7 +48,7 @@ async def test_details_show_the_losss_history_as_a_sparkline_and_its_graph_as_bo
     app = GradReplApp(history=History(tmp_path / "h.jsonl"))
     async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
         await submit_steps(pilot, recorder, *TRAINING)
-        app.show_details("loss")
+        await app.show_details("loss")
         await until(pilot, lambda: any(m.graph for m in recorder.of(DetailsLoaded)), "loss's details")
         await pilot.pause()
         loaded = recorder.of(DetailsLoaded)[-1]

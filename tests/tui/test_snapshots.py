@@ -75,7 +75,7 @@ def test_details_show_graph_and_why_grad_is_none(snap_compare):
     async def open_details(pilot):
         await play_steps(pilot)
         app = pilot.app
-        app.show_details("y")
+        await app.show_details("y")
         app.post_message(DetailsLoaded("y", STEPS[1].tensors[0], GRAPH, None, []))
         await pilot.pause()
 

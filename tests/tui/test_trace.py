@@ -56,9 +56,9 @@ async def test_timeline_shows_past_steps_marked_and_typing_returns(tmp_path):
         await submit_steps(pilot, recorder, "x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x",
                   "y.backward()")
         first = app.session.step - 2
-        past = app.query_one(PastPanel)
         await pilot.press("f3")
         await pilot.pause()
+        past = app.query_one(PastPanel)  # composed on the first F3
         assert past.display and not app.query_one(TensorTable).display
         assert past.step == first + 1
         assert app.query_one("#inspector").border_title.startswith(f"PAST · after step {first + 1} of {first + 2}")
