@@ -394,11 +394,11 @@ def _writes_difference(path: str, mine: dict, theirs: dict) -> str | None:
     """An in-place write autograd saw (the version counter moved) where the solution makes one; a write
     through .data moves no counter, so autograd never knows the value changed."""
     if mine.get("hidden") and not theirs.get("hidden"):
-        return f"{path} was changed without its version counter moving (through .data), so autograd never saw it"
+        return f"{path} was changed without its version counter moving (through .data), so no check of autograd's can see it"
     if bool(mine.get("writes")) == bool(theirs.get("writes")):
         return None
     if theirs.get("writes"):
-        return f"{path}._version did not move: no in-place write that autograd sees changed it"
+        return f"{path}._version did not move: no in-place write on {path} itself (one its version counter counts) changed it"
     return f"{path} was written in place, and the solution's is not"
 
 
