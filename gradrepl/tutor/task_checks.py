@@ -241,16 +241,15 @@ def difference(check: Check, learner: dict, reference: dict) -> str | None:
 
 
 def mistyped(check: Check, learner: dict, reference: dict) -> str | None:
-    """The words for a target (or an entry under it) that is another kind of object than the solution's (a
-    class of the learner's own with a ``dtype`` attribute where the solution has a torch.Tensor): a check's
+    """The words for a target (or an entry under it) that is an object of another class where the solution
+    has a tensor, module or optimizer (a class of the learner's own with a ``dtype`` attribute): a check's
     message names one fact of the right kind of object, which is not true of this one. None otherwise."""
     ours, theirs = learner.get("entries", {}), reference.get("entries", {})
     for path in under(reference, check.target):
         mine, want = ours.get(path), theirs[path]
-        if mine is None or "missing" in (mine.get("kind"), want.get("kind")):
-            continue
-        if mine.get("kind") != want.get("kind") or (mine.get("type") != want.get("type")
-                                                    and not _honest_parameter(check, mine, want)):
+        if mine is None or mine.get("kind") != "object" or want.get("kind") in ("object", "missing"):
+            continue  # None or a number where a tensor belongs: the check's own message says what is missing
+        if mine.get("type") != want.get("type"):
             return (f"{path} is a {_type_text(mine)}, not a {_type_text(want)}: the task is about a "
                     f"{_type_text(want)} itself, whatever attributes another object has, so make {path} one")
     return None
