@@ -70,6 +70,15 @@ def called_names(code: str) -> set[str]:
     return calls
 
 
+def keyword_flags(code: str) -> set[str]:
+    """The keyword arguments code passes a constant (``retain_graph=True``), written ``name=value``;
+    parsed, never run; none if it does not parse."""
+    tree = _parse(code)
+    return {f"{keyword.arg}={keyword.value.value!r}" for node in ast.walk(tree) if tree is not None
+            for keyword in (node.keywords if isinstance(node, ast.Call) else ())
+            if keyword.arg and isinstance(keyword.value, ast.Constant)} if tree is not None else set()
+
+
 # -- named rules -------------------------------------------------------------------------
 
 def _passes_gradient(code: str, tree: ast.Module) -> str | None:

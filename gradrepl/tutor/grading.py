@@ -300,7 +300,9 @@ def _why_wrong(question: Question, key: Key, given: Value) -> str:
     if given.kind == "none" and asks_grad:
         return "It is not None: a backward pass reached this tensor and wrote its gradient."
     if given.kind == "none":
-        return "It is not None."
+        what = {"bool": "a bool (True or False)", "numbers": "a value: a number or a tensor"}.get(expected.kind,
+                                                                                               "a value")
+        return f"It is not None: it gives {what}."
     if expected.kind == "numbers" and given.kind == "numbers" and len(given.numbers) != len(expected.numbers):
         return (f"The shape differs: it has {len(expected.numbers)} element(s), "
                 f"shape {shape_text(list(expected.shape))}.")

@@ -88,15 +88,24 @@ def stated_in(question: Question, key, seen: Seen) -> str | None:
 
 
 def _fix_named(question: Question, seen: Seen) -> str | None:
-    """A fix-the-code task's fix named in prose above it: a call the solution makes and the starter does
-    not (``h.retain_grad()``), written in a code span ("ask with `retain_grad()`"). The learner then
-    copies the fix instead of finding it. A prompt (this one or the previous question's) names the code it
-    asks about, so prompts are not read here."""
-    if not question.starter.strip() or seen.code or seen.where.startswith("the prompt"):
+    """A task's fix named above it: a keyword flag the solution passes and its starter does not
+    (``retain_graph=True``), or, for a fix-the-code task, a call the solution makes and the starter does
+    not (``h.retain_grad()``). Anywhere in what the kernel printed (torch's "Specify retain_graph=True", a
+    why-line's "wrap it in `with torch.no_grad():`"); in prose, a call in a code span above a fix-the-code
+    task ("ask with `retain_grad()`"). The learner then copies the fix instead of finding it. A prompt (this
+    one or the previous question's) names the code it asks about, so prompts are not read here."""
+    if seen.where.startswith("the prompt") or seen.where.startswith("the answer"):
         return None
+    shown = seen.text if seen.code else " ".join(re.findall(r"`([^`]+)`", seen.text))
+    # Flags are read in kernel output only so far: prose teaching a recipe (`create_graph=True`) above the
+    # task applying it is the same give-away, left until lesson 14's gradient-penalty is rewritten.
+    flags = code_rules.keyword_flags(question.solution) - code_rules.keyword_flags(question.starter)
+    flat = re.sub(r"\s*=\s*", "=", shown)
+    flag = next((flag for flag in sorted(flags) if seen.code and _has_token(flat, flag)), None)
+    if flag or not question.starter.strip():
+        return flag
     fixes = code_rules.called_names(question.solution) - code_rules.called_names(question.starter)
-    spans = " ".join(re.findall(r"`([^`]+)`", seen.text))
-    return next((f"{name}()" for name in sorted(fixes) if name in _called_words(spans)), None)
+    return next((f"{name}()" for name in sorted(fixes) if name in _called_words(shown)), None)
 
 
 def _called_words(text: str) -> set[str]:

@@ -241,6 +241,21 @@ def difference(check: Check, learner: dict, reference: dict) -> str | None:
     return None
 
 
+def mistyped(check: Check, learner: dict, reference: dict) -> str | None:
+    """The words for a target (or an entry under it) that is an object of another class where the solution
+    has a tensor, module or optimizer (a class of the learner's own with a ``dtype`` attribute): a check's
+    message names one fact of the right kind of object, which is not true of this one. None otherwise."""
+    ours, theirs = learner.get("entries", {}), reference.get("entries", {})
+    for path in under(reference, check.target):
+        mine, want = ours.get(path), theirs[path]
+        if mine is None or mine.get("kind") != "object" or want.get("kind") in ("object", "missing"):
+            continue  # None or a number where a tensor belongs: the check's own message says what is missing
+        if mine.get("type") != want.get("type"):
+            return (f"{path} is a {_type_text(mine)}, not a {_type_text(want)}: the task is about a "
+                    f"{_type_text(want)} itself, whatever attributes another object has, so make {path} one")
+    return None
+
+
 def _entry_difference(check: Check, path: str, mine: dict | None, theirs: dict) -> str | None:
     if mine is None or mine.get("kind") == "missing":
         return None if theirs.get("kind") == "missing" else f"{path} is not there"
@@ -384,7 +399,7 @@ def _writes_difference(path: str, mine: dict, theirs: dict) -> str | None:
     if bool(mine.get("writes")) == bool(theirs.get("writes")):
         return None
     if theirs.get("writes"):
-        return f"{path}._version did not move: no in-place write that autograd sees changed it"
+        return f"{path}._version did not move: no in-place write on {path} itself (one its version counter counts) changed it"
     return f"{path} was written in place, and the solution's is not"
 
 

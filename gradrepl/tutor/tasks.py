@@ -26,7 +26,7 @@ from gradrepl.session import magic_names
 from gradrepl.tutor import code_rules
 from gradrepl.tutor.lesson import Question
 from gradrepl.tutor.replay import OnStep, prepare
-from gradrepl.tutor.task_checks import Check, difference, numbers_in, seeds_in, targets
+from gradrepl.tutor.task_checks import Check, difference, mistyped, numbers_in, seeds_in, targets
 
 START_FACTS = ("value", "requires_grad", "is_leaf", "retains_grad", "grad")
 
@@ -141,7 +141,8 @@ def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> 
             continue
         found = difference(check, end, ref.end)
         if found:
-            return Verdict(False, check.message, found)
+            other = mistyped(check, end, ref.end)
+            return Verdict(False, other) if other else Verdict(False, check.message, found)
     shifted = code_rules.shifts_grad(code)
     if shifted:
         return Verdict(False, "your code shifts a gradient by a number you typed; that gives the right value "

@@ -9,6 +9,8 @@ and --plain say the same.
 
 from __future__ import annotations
 
+import re
+
 from gradrepl.views.numbers import number_text, shape_text
 from gradrepl.views.refusals import REFUSALS, refusal_words
 from gradrepl.views.templates import filled, shaped
@@ -79,6 +81,10 @@ WARNINGS = {"grad_of_non_leaf": grad_none_words(NOT_LEAF, None) + "."}
 
 _IN_PLACE_FIX = ("Use the out-of-place form ({t} = {t} + 1 instead of {t}.add_(1)), or change a copy made first: "
                  "{t} = {t}.clone().")
+# The op that ran is known: its own out-of-place form ({fix}: views' out_of_place).
+_THIS_FIX = "Use the out-of-place form ({fix}), or change a copy made first: {t} = {t}.clone()."
+_AUGMENTED = re.compile(r"^([A-Za-z_][\w.]*)\s*(\*\*|//|>>|<<|[-+*/@%&|^])=\s*(.+)$")
+_METHOD = re.compile(r"^([A-Za-z_][\w.]*)\.([a-z]\w*?)_\((.*)\)$")
 
 # Causes that name the learner's tensors: the kernel sends the code and the names it found
 # (kernel/inspect/diagnose.py's finders), one template per code.
@@ -138,11 +144,11 @@ CAUSE_WORDS = {
     "inplace_saved":
         "{t} was saved for backward at version {want} (an op of its graph needs that value for its gradient); then `{changer}` (step {step}, "
         "line {line}) changed it in place, which bumped its version counter to version {got}, so backward would "
-        "compute with a value it never saw. " + _IN_PLACE_FIX,
+        "compute with a value it never saw. " + _THIS_FIX,
     "inplace_saved_in_step":
         "{t} was saved for backward at version {want} (an op of its graph needs that value for its gradient); {changer} then changed it in "
         "place, which bumped its version counter to version {got}, so backward would compute with a value it "
-        "never saw. " + _IN_PLACE_FIX,
+        "never saw. " + _THIS_FIX,
     "inplace_saved_op_unknown":
         "{t} was saved for backward at version {want} (an op of its graph needs that value for its gradient); an in-place op ({t}.add_(), "
         "{t} += 1, {t}[0] = ...) then changed it in place, which bumped its version counter to version {got}, "
@@ -154,10 +160,24 @@ CAUSE_WORDS = {
 UNNAMED = {"matmul": {"a": "the left operand", "b": "the right operand"}, "matmul_linear": {"a": "its input"}}
 
 
+def out_of_place(changer: str, tensor: str) -> str:
+    """The out-of-place form of the in-place statement that ran, in words: `s = s.mul(2) instead of
+    s.mul_(2)`, `s = s * 2 instead of s *= 2`; for another form (s[0] = 1), the general advice."""
+    text = changer.strip()
+    method, augmented = _METHOD.match(text), _AUGMENTED.match(text)
+    if method and method.group(1) == tensor:
+        return f"{tensor} = {tensor}.{method.group(2)}({method.group(3)}) instead of {text}"
+    if augmented and augmented.group(1) == tensor:
+        return f"{tensor} = {tensor} {augmented.group(2)} {augmented.group(3)} instead of {text}"
+    return f"an operation that makes a new tensor instead of {text}"
+
+
 def _cause_names(code: str, names: dict) -> dict:
     """The kernel's names with the words for those it could not know, and the few derived from them."""
     given = shaped(names)
     names = {**given, **{field: words for field, words in UNNAMED.get(code, {}).items() if given.get(field) is None}}
+    if code in ("inplace_saved", "inplace_saved_in_step") and given.get("changer") and given.get("t"):
+        names["fix"] = out_of_place(str(given["changer"]), str(given["t"]))
     if code == "matmul":  # the operand to transpose: the right one, by its name where the kernel knew it
         known = given.get("b") or given.get("a")
         names["b_t"] = f"{known}.T" if known else ".T"

@@ -87,7 +87,7 @@ def test_json_playback_reports_each_grade_and_a_summary():
 
 
 def test_resume_replays_the_steps_before_and_goes_on():
-    done = play("training-loop", "--auto", "--json", "--from", "5")
+    done = play("training-loop", "--auto", "--json", "--from", "6")
     log = events(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     asked = [e["id"] for e in log if e["type"] == "question"]
@@ -165,7 +165,7 @@ def test_a_multi_line_solution_is_typed_as_one_attempt_ended_by_a_blank_line():
     # The course's own solution, typed as a learner types it: the block goes on past its first body line.
     solution = ["with torch.no_grad():", "    w -= lr * w.grad", "    b -= lr * b.grad", "w.grad.zero_()",
                 "b.grad.zero_()", ""]
-    done = play("training-loop", "--from", "3", stdin="\n".join(solution + ["quit"]) + "\n")
+    done = play("training-loop", "--from", "2", stdin="\n".join(solution + ["quit"]) + "\n")
     out = done.stdout
     assert "[right] Done: the check holds." in out, out + done.stderr
     assert "[not right]" not in out and "stopped: 2 question(s): 1 right at the first try" in out

@@ -143,3 +143,16 @@ async def test_the_in_place_why_line_tells_the_saved_output_from_a_tensor_comput
     assert explanation.startswith("y was saved for backward at version 0"), explanation
     assert "then `y.add_(1)` (step 2, line 1) changed it in place" in explanation, explanation
     assert not re.search(r"(?<![\w.])w(?![\w])", explanation), explanation
+
+
+@pytest.mark.parametrize("change, out_of_place", [
+    ("s.mul_(2)", "s = s.mul(2)"), ("s *= 2", "s = s * 2"), ("s.sigmoid_()", "s = s.sigmoid()")])
+async def test_the_in_place_why_line_offers_the_out_of_place_form_of_the_op_that_ran(session, change, out_of_place):
+    """Issue 22 (round three): the why-line for sigmoid's changed output offered `s = s + 1 instead of
+    s.add_(1)` when the op that ran was mul_."""
+    ready = await session.execute(f"a = torch.tensor([0.0, 1.0], requires_grad=True)\ns = a.sigmoid()\n{change}")
+    assert ready.error is None, ready.error
+    result = await session.execute("s.sum().backward()")
+    explanation = (result.error.explanation if result.error else "") or ""
+    assert f"{out_of_place} instead of {change}" in explanation, explanation
+    assert "add_(1)" not in explanation, explanation

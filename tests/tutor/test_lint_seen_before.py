@@ -196,3 +196,88 @@ def test_a_fix_the_code_task_whose_fix_the_prose_above_names_fails_lint(tmp_path
     out = done.stdout
     assert f"{told}:8: question 'keep': the prose at line 6 gives the answer away ('retain_grad()')" in out, out
     assert not [line for line in out.splitlines() if str(asked_first) in line and "gives the answer away" in line], out
+
+
+TOLD_BY_TORCH = """```python
+x = torch.tensor(2.0, requires_grad=True)
+y = x ** 2
+y.backward()
+```
+
+```question
+id: again
+type: predict
+prompt: "What does a second `y.backward()` do?"
+given: |
+  x = torch.tensor(2.0, requires_grad=True)
+  y = x ** 2
+  y.backward()
+code: |
+  y.backward()
+ask: x.grad
+{hints}```
+
+```question
+id: twice
+type: task
+prompt: "Run backward through this same `y` twice."
+setup: |
+  x.grad = None
+  y = x ** 2
+checks:
+  - state: x
+    facts: [grad]
+    message: x.grad should hold two passes.
+solution: |
+  y.backward(retain_graph=True)
+  y.backward()
+{hints}```
+"""
+
+TOLD_BY_WHY = """```python
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+```
+
+```question
+id: leaf
+type: predict
+prompt: "What does `w.add_(1)` do to a leaf that requires grad?"
+given: |
+  w = torch.tensor([1.0, 2.0], requires_grad=True)
+code: |
+  w.add_(1)
+ask: w
+{hints}```
+
+```question
+id: init
+type: task
+prompt: "This code raises. Fix it."
+starter: |
+  w = torch.tensor([1.0, 2.0], requires_grad=True)
+  w.add_(1)
+checks:
+  - state: w
+    facts: [value, requires_grad, is_leaf]
+    message: w should be a leaf holding [2, 3].
+solution: |
+  w = torch.tensor([1.0, 2.0], requires_grad=True)
+  with torch.no_grad():
+      w.add_(1)
+{hints}```
+"""
+
+
+def test_a_fix_that_torchs_error_or_a_why_line_above_names_fails_lint(tmp_path):
+    """Issue 22 (round three): torch's own "Specify retain_graph=True" revealed just above the task that asks
+    for two passes, and the why-line's "wrap it in `with torch.no_grad():`" above the task whose fix that is.
+    Kernel output counts as prose does: a keyword argument or a call the solution adds, named there."""
+    by_torch = lesson(tmp_path, "by-torch", TOLD_BY_TORCH.format(hints=HINTS))
+    by_why = lesson(tmp_path, "by-why", TOLD_BY_WHY.format(hints=HINTS))
+    done = lint(str(tmp_path))
+    out = done.stdout
+    assert done.returncode == 1, out
+    assert (f"{by_torch}:28: question 'twice': the output revealed after question 'again' gives the answer away "
+            "('retain_graph=True')") in out, out
+    assert (f"{by_why}:24: question 'init': the output revealed after question 'leaf' gives the answer away "
+            "('no_grad()')") in out, out

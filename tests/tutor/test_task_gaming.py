@@ -312,6 +312,14 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
     # a deep copy keeps the trained numbers: the refusal says what it loses (the object), not the weights
     ("parameters/freeze-first", "import copy\nmodel[0] = copy.deepcopy(model[0]).requires_grad_(False)",
      "copy.deepcopy", "would throw the trained weights away"),
+    # issue 22, round three's blind play-through: an object of a class of its own is not a tensor, whatever
+    # its dtype attribute says; a float64 x3 is the leaf, holding 2, of another dtype; x3 * x3 * x3 is x³
+    ("dtypes/make-float", "class Fake:\n    dtype = torch.float32\n    requires_grad = True\nv = Fake()",
+     "not a torch.Tensor", "not floating-point"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2, dtype=torch.float64, requires_grad=True)\n(x3 ** 3).backward()",
+     "torch.float64", "the leaf you made"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\ny = x3 * x3 * x3\ny.backward()",
+     "the power x3 ** 3", "another expression"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
     graded = await grade(question(uid), attempt, session)
