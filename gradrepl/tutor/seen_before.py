@@ -2,7 +2,8 @@
 
 The lesson's title and every heading above the question stay in view whatever
 came between (play prints the title first; a heading titles what is under it).
-Back to the previous question: that question's prompt, its revealed answer and
+Back to the previous question: that question's prompt, the feedback of its wrong answers (a
+learner who answered it wrong read it), its revealed answer and
 explanation and what its code printed when the answer was shown; then every prose step and
 every cell's output as play prints it (stdout, a magic's text, the result, the
 error, the notes shown with it); then the question's own prompt, the answer box's placeholder and the line
@@ -76,6 +77,10 @@ def seen_before(lesson: Lesson, index: int, outputs: dict[int, StepResult], keys
         seen.append(Seen(f"the prompt of question {previous.id!r}", previous.prompt))
         if previous.explanation:
             seen.append(Seen(f"the explanation revealed after question {previous.id!r}", previous.explanation))
+        # A learner who answered it wrong first read the feedback of that wrong answer.
+        for wrong in [*(option.feedback for option in previous.options), *(m.feedback for m in previous.misconceptions)]:
+            if wrong:
+                seen.append(Seen(f"the feedback of a wrong answer to question {previous.id!r}", wrong))
         key = keys.get(previous.uid)
         # A task's revealed answer is its solution's source, left out as a cell's source is.
         if key and key.text and previous.type != "task":

@@ -21,6 +21,10 @@ def test_each_place_an_answer_can_be_seen_fails_lint_naming_it(tmp_path):
     in_explanation = lesson(tmp_path, "in-explanation", predict(
         "a", "What is 1 + 1?", "1 + 1", "explanation: and x.grad after backward would be [4., 4.]\n")
         + "\n" + predict("b", "What is x.grad?", "torch.tensor([4., 4.])"))
+    # ... or in the feedback of a wrong answer to the first: a learner who got it wrong read that.
+    in_feedback = lesson(tmp_path, "in-feedback", predict(
+        "a", "What is 1 + 1?", "1 + 1", "misconceptions:\n  - answer: \"11\"\n    feedback: That joins text; "
+        "x.grad after backward would be [4., 4.]\n") + "\n" + predict("b", "What is x.grad?", "torch.tensor([4., 4.])"))
     # A magic's output counts as the kernel prints it: %trace lists SumBackward0 first.
     in_output = lesson(tmp_path, "in-output", "```python\nx = torch.ones(2, requires_grad=True)\ny = (x * 3).sum()\n"
                        "```\n\n```python\n%trace y\n```\n\n"
@@ -45,6 +49,8 @@ def test_each_place_an_answer_can_be_seen_fails_lint_naming_it(tmp_path):
     assert f"{in_prompt}:6: question 'q': the prompt gives the answer away ('3')" in out
     assert (f"{in_explanation}:17: question 'b': the explanation revealed after question 'a' gives the answer away "
             "('[4., 4.]')") in out
+    assert ("question 'b': the feedback of a wrong answer to question 'a' gives the answer away ('[4., 4.]')"
+            in out and str(in_feedback) in out), out
     assert f"{in_output}:15: question 'q': the output of the cell at line 11 gives the answer away ('SumBackward0')" \
         in out
     assert f"{in_placeholder}:6: question 'q': the answer box's placeholder gives the answer away ('SomeError')" in out
