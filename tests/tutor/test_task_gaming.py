@@ -9,7 +9,7 @@ in one, the attempt from the same start in another, compared in the frontend.
 import pytest
 
 from gradrepl.tutor.grading import grade
-from tests.support.course import question
+from tests.support.course import accepted, question, refusal
 
 
 HARD_CODED = [
@@ -110,9 +110,8 @@ BLIND = [
                                  "y.grad_fn.register_hook(lambda gi, go: (gi[0] * 3,))\ny.backward()"),
 ])
 async def test_a_gradient_hook_is_refused_with_why(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted a hook: {attempt!r}"
-    assert "hook" in graded.feedback, graded.feedback
+    feedback = await refusal(session, uid, attempt, "a hook")
+    assert "hook" in feedback, feedback
 
 
 @pytest.mark.parametrize("uid, attempt, says", [
@@ -129,9 +128,8 @@ async def test_a_gradient_hook_is_refused_with_why(session, uid, attempt):
      "-4.0278"),
 ])
 async def test_a_blind_fix_is_refused_with_what_it_misses(session, uid, attempt, says):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted: {attempt!r}"
-    assert says in graded.feedback, graded.feedback
+    feedback = await refusal(session, uid, attempt)
+    assert says in feedback, feedback
 
 
 @pytest.mark.parametrize("uid, attempt", [
@@ -155,34 +153,27 @@ async def test_a_blind_fix_is_refused_with_what_it_misses(session, uid, attempt,
                                "w.grad.zero_()\nb.grad.zero_()"),
 ])
 async def test_right_answers_in_another_form_still_pass(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert graded.correct, f"{uid} refused: {attempt!r}: {graded}"
-
-
-async def assert_refused(session, uid: str, attempt: str, what: str) -> None:
-    """Fail the test if the course's question `uid` accepts `attempt`, naming `what` kind of gaming it is."""
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted {what}: {attempt!r}"
+    await accepted(session, uid, attempt)
 
 
 @pytest.mark.parametrize("uid, attempt", BY_HAND + PATCHED + BLIND)
 async def test_a_fix_found_by_hand_is_refused(session, uid, attempt):
-    await assert_refused(session, uid, attempt, "a fix found by hand")
+    await refusal(session, uid, attempt, "a fix found by hand")
 
 
 @pytest.mark.parametrize("uid, attempt", HARD_CODED)
 async def test_a_hard_coded_target_is_refused(session, uid, attempt):
-    await assert_refused(session, uid, attempt, "a hard-coded answer")
+    await refusal(session, uid, attempt, "a hard-coded answer")
 
 
 @pytest.mark.parametrize("uid, attempt", REBOUND)
 async def test_rebinding_what_a_check_read_or_patching_torch_is_refused(session, uid, attempt):
-    await assert_refused(session, uid, attempt, "a rebinding")
+    await refusal(session, uid, attempt, "a rebinding")
 
 
 @pytest.mark.parametrize("uid, attempt", HALF_FIXES)
 async def test_a_half_fix_is_refused(session, uid, attempt):
-    await assert_refused(session, uid, attempt, "a half-fix")
+    await refusal(session, uid, attempt, "a half-fix")
 
 
 @pytest.mark.parametrize("uid, attempt, says", [
@@ -200,9 +191,8 @@ async def test_a_half_fix_is_refused(session, uid, attempt):
     ("leaves-and-hooks/keep-h-grad", "import sys\ngrad_h = sys.modules", "reaches into"),
 ])
 async def test_each_refusal_says_what_the_attempt_misses(session, uid, attempt, says):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct
-    assert says in graded.feedback, graded.feedback
+    feedback = await refusal(session, uid, attempt)
+    assert says in feedback, feedback
 
 
 @pytest.mark.parametrize("uid, attempt", [
@@ -232,8 +222,7 @@ async def test_each_refusal_says_what_the_attempt_misses(session, uid, attempt, 
      "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss = loss_fn(lin(xb), yb) / 4\n    loss.backward()"),
 ])
 async def test_right_answers_written_another_way_still_pass(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert graded.correct, graded.feedback
+    await accepted(session, uid, attempt)
 
 
 # z made but never backpropagated: another graph through h whose gradient at h is also 12.
@@ -251,9 +240,8 @@ async def test_keep_h_grad_refuses_a_backward_that_skips_z(session):
     ("tracking/opt-in-later", "w = nn.Parameter(w)", "nn.Parameter", "does not require grad"),
 ])
 async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt, says, never):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted: {attempt!r}"
-    assert says in graded.feedback and never not in graded.feedback, graded.feedback
+    feedback = await refusal(session, uid, attempt)
+    assert says in feedback and never not in feedback, feedback
 
 
 # Found by a fourth blind play-through: honest answers the checks refused. The optimizer is judged by the
@@ -285,8 +273,7 @@ async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt,
      "J = torch.func.vmap(lambda v: torch.func.vjp(net, z)[1](v)[0])(torch.eye(2))"),
 ])
 async def test_an_honest_answer_is_accepted(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"
+    await accepted(session, uid, attempt)
 
 
 @pytest.mark.parametrize("uid, attempt, says, never", [
@@ -322,9 +309,8 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
      "the power x3 ** 3", "another expression"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted: {attempt!r}"
-    assert says in graded.feedback and never not in graded.feedback, graded.feedback
+    feedback = await refusal(session, uid, attempt)
+    assert says in feedback and never not in feedback, feedback
 
 
 # Found by a fifth blind play-through (issue 22, lessons 13-23): a transform of a hand-made function of
@@ -344,9 +330,8 @@ TRANSFORM_OF_CONSTANTS = [
 
 @pytest.mark.parametrize("uid, attempt, says", TRANSFORM_OF_CONSTANTS)
 async def test_a_transform_of_constants_is_refused_naming_what_never_ran(session, uid, attempt, says):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted: {attempt!r}"
-    assert f"{says} never ran inside" in graded.feedback, graded.feedback
+    feedback = await refusal(session, uid, attempt)
+    assert f"{says} never ran inside" in feedback, feedback
 
 
 @pytest.mark.parametrize("uid, attempt", [
@@ -358,8 +343,7 @@ async def test_a_transform_of_constants_is_refused_naming_what_never_ran(session
     ("func-higher-order/third-derivative", "d = torch.func.grad\nthird = d(d(d(lambda t: wave(t))))(x)"),
 ])
 async def test_a_transform_of_the_tasks_own_function_passes(session, uid, attempt):
-    graded = await grade(question(uid), attempt, session)
-    assert graded.correct, f"{uid} refused: {attempt!r}: {graded.feedback}"
+    await accepted(session, uid, attempt)
 
 
 # The penalty's gradient must reach w through g: a g * 0 term makes the pass go "through" g while
@@ -451,9 +435,8 @@ MODEL_TIMES_ZERO = [
 
 @pytest.mark.parametrize("uid, attempt, says", WRITES_UNSEEN + MODEL_TIMES_ZERO)
 async def test_a_fix_autograd_or_the_model_never_carried_is_refused(session, uid, attempt, says):
-    graded = await grade(question(uid), attempt, session)
-    assert not graded.correct, f"{uid} accepted: {attempt!r}"
-    assert says in graded.feedback, graded.feedback
+    feedback = await refusal(session, uid, attempt)
+    assert says in feedback, feedback
 
 
 # A gradient written by hand into .grad stays refused when it came from autograd.grad of another function, or
@@ -472,7 +455,7 @@ async def test_a_fix_autograd_or_the_model_never_carried_is_refused(session, uid
                                               "J = torch.func.vmap(lambda r: torch.func.vjp(net, z)[1](r * 0)[0] + r)(M)"),
 ])
 async def test_a_game_through_autograd_grad_or_vmap_is_refused(session, uid, attempt):
-    await assert_refused(session, uid, attempt, "a game through autograd.grad or vmap")
+    await refusal(session, uid, attempt, "a game through autograd.grad or vmap")
 
 
 # A refusal never prints a number the solution computes (the learner would type it in): the gradient that
