@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 import signal
 
+from gradrepl.protocol.messages import OUT_OF_MEMORY_EXIT
+
+OUT_OF_MEMORY = "the kernel ran out of memory (its memory limit) where no reply could say so"
+
 
 class KernelDied(Exception):
     """The kernel process ended while we waited on it; `reason` says why, in words."""
@@ -31,4 +35,6 @@ def describe_exit(status: int | None) -> str:
                  signal.SIGSYS: "a forbidden system call (SIGSYS)"}
         return f"the kernel crashed: {names.get(sig, f'signal {sig}')}"
     code = os.WEXITSTATUS(status)
+    if code == OUT_OF_MEMORY_EXIT:
+        return OUT_OF_MEMORY
     return f"the kernel process exited with status {code} (os._exit or a fatal error)"

@@ -132,9 +132,7 @@ def _report(reply, as_json: bool) -> int | None:
     from gradrepl.views.check import render_check
 
     if reply.exhausted:
-        print(f"gradrepl check: the expression is too large to evaluate (the kernel ran out of {reply.exhausted}); "
-              "try a smaller one", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _report_exhausted(reply.exhausted)
     if reply.lost or (reply.error and "error" not in reply.data):
         return _no_kernel(reply.error or "the kernel gave no answer")
     if as_json and reply.data:
@@ -187,7 +185,17 @@ async def _ask_point(names: list[str], as_json: bool) -> dict[str, float] | None
             print(f"  {exc}")
 
 
+def _report_exhausted(what: str) -> int:
+    print(f"gradrepl check: the expression is too large to evaluate (the kernel ran out of {what}); "
+          "try a smaller one", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
 def _no_kernel(reason: str) -> int:
+    from gradrepl.client.deaths import OUT_OF_MEMORY
+
+    if OUT_OF_MEMORY in reason.lower():  # as a reply that says so: the check is too large for the limit
+        return _report_exhausted("memory")
     print(f"gradrepl check: no kernel could run the check: {visible(reason)}", file=sys.stderr)
     return EXIT_NO_KERNEL
 

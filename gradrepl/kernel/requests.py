@@ -24,7 +24,7 @@ from gradrepl.kernel.inspect.series import series_of
 from gradrepl.kernel.inspect.summary import summarize
 from gradrepl.kernel.inspect.walk import Outputs
 from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
-from gradrepl.kernel.step import (RESULT_CAP, TIMEIT_FILE, error_words, out_of_memory,
+from gradrepl.kernel.step import (RESULT_CAP, TIMEIT_FILE, error_words,
                                   short_repr, split_last_expression, time_statement, warning_notes)
 from gradrepl.kernel.streams import CappedStream, end_output
 from gradrepl.kernel.symbolic import checks as symbolic
@@ -97,9 +97,9 @@ class Kernel:
         except Overtime:
             return protocol.reply(message.get("id"), ok=False, exhausted="time",
                                   error=_error("gave_up", op=op, seconds=OP_SECONDS))
-        except (MemoryError, SystemError) as exc:
+        except (MemoryError, SystemError, OSError) as exc:
             self.release_reserve()  # first: even reading whether memory ran out needs some
-            if not out_of_memory(exc):
+            if not sandbox.out_of_memory(exc):
                 raise
             return protocol.reply(message.get("id"), ok=False, exhausted="memory", notes=[], error=error_info(
                 MemoryError("the kernel ran out of memory while answering"), self.learner_files,
@@ -354,7 +354,7 @@ class Kernel:
             except BaseException as exc:  # learner code may raise anything, KeyboardInterrupt included
                 if isinstance(exc, (MemoryError, SystemError)):
                     self.release_reserve()  # first: even reading whether memory ran out needs some
-                diagnosis = ("memory_limit", None) if out_of_memory(exc) else \
+                diagnosis = ("memory_limit", None) if sandbox.out_of_memory(exc) else \
                     error_words(exc, Scene.of(exc, source, self.learner_files, self.namespace, self.inspector))
                 outcome["error"] = error_info(exc, self.learner_files, diagnosis)
             finally:

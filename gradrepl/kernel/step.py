@@ -20,13 +20,6 @@ TIMEIT_RUNS = 7  # as IPython's %timeit
 TIMEIT_FILE = "<timeit-src>"  # the name timeit compiles a statement under
 
 
-def out_of_memory(exc: BaseException) -> bool:
-    """MemoryError, or the SystemError ("error return without exception set", "returned NULL without
-    setting an exception") that C code in sympy, torch or the import machinery gives when an
-    allocation fails on the limit and it forgets to set MemoryError."""
-    return isinstance(exc, MemoryError) or (isinstance(exc, SystemError) and sandbox.address_space_reached())
-
-
 def split_last_expression(source: str, filename: str, first_line: int = 1):
     """Compile a step; a final expression is compiled apart so its value can be echoed.
 

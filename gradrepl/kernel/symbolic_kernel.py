@@ -15,7 +15,7 @@ import faulthandler
 import gc
 import os
 
-from gradrepl.kernel import wiring
+from gradrepl.kernel import sandbox, wiring
 from gradrepl.kernel.guard import Overtime, time_limit
 from gradrepl.protocol import messages as protocol
 
@@ -45,7 +45,9 @@ def _derivatives(msg_id, expr) -> dict:
     except Overtime:
         return protocol.reply(msg_id, ok=False, exhausted="time",
                               error={"code": "gave_up", "names": {"op": "check_expr", "seconds": OP_SECONDS}})
-    except MemoryError:
+    except (MemoryError, SystemError, OSError) as exc:
+        if not sandbox.out_of_memory(exc):
+            raise
         gc.collect()  # what the failed import or derivative held
         return protocol.reply(msg_id, ok=False, exhausted="memory",
                               error="MemoryError: the kernel ran out of memory while answering")
@@ -55,9 +57,12 @@ def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, policy: dict) ->
     """Become the sympy-only kernel: wire the fds, harden the process, answer requests until EOF."""
     wiring.wire_fds(cmd_fd, reply_fd, out_fd, err_fd)
     faulthandler.enable(file=2, all_threads=False)
-    layers = wiring.harden(policy)
-    wiring.send_ready(reply_fd, layers)
-    wiring.answer_requests(cmd_fd, reply_fd, handle)
+    try:
+        layers = wiring.harden(policy)
+        wiring.send_ready(reply_fd, layers)
+        wiring.answer_requests(cmd_fd, reply_fd, handle)
+    except MemoryError:  # outside any request's reply (the limit is a few MiB): said by the exit status
+        os._exit(protocol.OUT_OF_MEMORY_EXIT)
     os._exit(0)
 
 

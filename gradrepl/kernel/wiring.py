@@ -4,6 +4,7 @@ and never send a reply past the protocol's cap. Imports neither torch nor sympy.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -93,6 +94,27 @@ def harden(policy: dict) -> dict:
         readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
 
 
+def _out_of_memory(msg_id) -> dict:
+    return protocol.reply(msg_id, ok=False, exhausted="memory",
+                          error="MemoryError: the kernel ran out of memory while answering")
+
+
+def _failed(msg_id, exc: Exception) -> dict:
+    """The reply to a request that raised. Out of memory (a limit of a few MiB: decoding the request, or
+    the words of the error, can fail again) is said as the kernels say it, in a reply built after what the
+    failed work held is freed; else the error's own words."""
+    if sandbox.out_of_memory(exc):
+        del exc
+        gc.collect()
+        return _out_of_memory(msg_id)
+    try:
+        return protocol.reply(msg_id, ok=False, error=cap(f"{type(exc).__name__}: {exc}"))
+    except MemoryError:
+        del exc
+        gc.collect()
+        return _out_of_memory(msg_id)
+
+
 def answer_requests(cmd_fd: int, reply_fd: int, handle: Callable[[dict], dict], bounded=None) -> None:
     """Read a request, `handle` it, reply, until EOF or `shutdown`. A request that raises gets a failed
     reply; it never ends the kernel. `bounded` is the reply's encoder (worker.py's, bendable by tests)."""
@@ -112,9 +134,14 @@ def answer_requests(cmd_fd: int, reply_fd: int, handle: Callable[[dict], dict], 
         except KeyboardInterrupt:
             answer = protocol.reply(message.get("id"), ok=False, error="interrupted")
         except Exception as exc:  # a bad request must not kill the kernel
-            answer = protocol.reply(message.get("id"), ok=False, error=cap(f"{type(exc).__name__}: {exc}"))
+            answer = _failed(message.get("id"), exc)
         try:
-            write_all(reply_fd, bounded(answer))
+            try:
+                write_all(reply_fd, bounded(answer))
+            except MemoryError:  # the reply itself did not fit under the limit: say so in a small one
+                answer = None
+                gc.collect()
+                write_all(reply_fd, bounded(_out_of_memory(message.get("id"))))
         except BrokenPipeError:
             break
         if message.get("op") == "shutdown":

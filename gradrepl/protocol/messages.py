@@ -20,6 +20,9 @@ PROTOCOL_VERSION = 1
 OUTPUT_CAP = 1 << 20
 REPLY_CAP = 16 << 20   # bytes of one reply line; anything longer means the kernel is broken
 TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the kernel sends
+# The status a kernel ends with when it ran out of memory where no reply could say so (a limit of a
+# few MiB: reading the next request, or starting, failed); the frontend words it as out of memory.
+OUT_OF_MEMORY_EXIT = 86
 RESULT_CAP = 20_000    # characters of an echoed repr (and of a str an inspect reply holds)
 HELP_CAP = 400_000     # characters of a help page: help(torch.Tensor) is about 300 KB
 

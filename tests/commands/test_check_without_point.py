@@ -130,3 +130,13 @@ async def test_the_sympy_only_kernel_refuses_what_needs_torch(symbolic_session):
     assert ran["ok"] is False and ran["error"] == {"code": "unknown_op", "names": {"op": "execute"}}
     maps = open(f"/proc/{symbolic_session.client.kernel.pid}/maps").read()
     assert "libtorch" not in maps
+
+
+def test_a_tiny_memory_limit_is_out_of_memory_every_time():
+    """Under 1 MiB above the kernel the sympy-only kernel fails wherever an allocation does: in the derivative
+    (a reply says so), listing sympy's folders (OSError ENOMEM), or reading the next request (no reply can
+    say it: the kernel ends with protocol.OUT_OF_MEMORY_EXIT). Each is out of memory, exit 2, never exit 3."""
+    for _ in range(6):
+        done = subprocess.run([*GRADREPL, "check", "x**2", "--memory-limit", "1M"], capture_output=True, text=True,
+                              timeout=180, stdin=subprocess.DEVNULL)
+        assert (done.returncode, "ran out of memory" in done.stderr) == (check.EXIT_BAD_INPUT, True), done.stderr

@@ -5,7 +5,7 @@ words are views/refusals.py's); landlock.py, seccomp.py, mounts.py and capabilit
 kernel interfaces it speaks through ctypes.
 """
 
-from gradrepl.kernel.sandbox.layers import Policy, address_space_reached, apply, own_scratch
+from gradrepl.kernel.sandbox.layers import Policy, address_space_reached, apply, out_of_memory, own_scratch
 from gradrepl.kernel.sandbox.refusals import refusal
 
-__all__ = ["Policy", "address_space_reached", "apply", "own_scratch", "refusal"]
+__all__ = ["Policy", "address_space_reached", "apply", "out_of_memory", "own_scratch", "refusal"]

@@ -267,6 +267,18 @@ def _address_space(budget: int) -> str:
     return f"address space {size_text(limit)} = kernel {size_text(current)} + budget {size_text(budget)}{arenas}"
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """MemoryError; the SystemError ("error return without exception set", "returned NULL without
+    setting an exception") that C code in sympy, torch or the import machinery gives when an allocation
+    fails on the limit and it forgets to set MemoryError; or an OSError ENOMEM (the import machinery
+    listing a package's folder, such as mpmath's, under a limit of a few MiB)."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOMEM
+    return isinstance(exc, SystemError) and address_space_reached()
+
+
 def address_space_reached(slack: int = 1 << 20) -> bool:
     """Whether this process's address space has ever come within `slack` bytes of RLIMIT_AS: the sign
     that an allocation failed on the limit, also where C code then raised no MemoryError."""

@@ -617,3 +617,15 @@ def test_no_thread_in_new_namespaces_no_exotic_sockets_no_memfd(policy: Policy) 
         assert probe[action]["type"] == "PermissionError", (action, probe[action])
     assert probe["udp"]["ok"] and probe["threads"]["value"] == 7
     assert probe["asyncio"]["value"] == 5, probe["asyncio"]
+
+
+def test_an_enomem_oserror_counts_as_running_out_of_memory():
+    """Under a memory limit of a few MiB the import machinery fails listing a package's folder with OSError
+    ENOMEM, not MemoryError (`gradrepl check x**2 --memory-limit 1M`, importing sympy's mpmath): the
+    kernels must call that out of memory (check's exit 2, "ran out of memory"), not a kernel that failed."""
+    from gradrepl.kernel.sandbox import out_of_memory
+
+    assert out_of_memory(OSError(errno.ENOMEM, "Cannot allocate memory", "/venv/site-packages/mpmath"))
+    assert out_of_memory(MemoryError())
+    assert not out_of_memory(OSError(errno.ENOENT, "No such file or directory"))
+    assert not out_of_memory(PermissionError(errno.EACCES, "Permission denied"))
