@@ -36,7 +36,8 @@ ERRORS = {
     "flag_of_non_leaf":
         "This tensor is not a leaf: it was computed from others (it has a grad_fn), so autograd decides its "
         "requires_grad from its inputs, and only a leaf's flag can be set by hand. "
-        "To get a copy cut off from the graph, use y.detach() (it shares the data and has requires_grad=False); "
+        "For the same values cut off from the graph, use the tensor's .detach() (it shares the data, nothing "
+        "is copied, and has requires_grad=False); "
         "to stop gradients at the start, set requires_grad on the leaf it was computed from.",
     "in_place_into_leaf_view":
         "This writes in place into part of a leaf that requires grad (like x[0] = 5), which would change "

@@ -210,3 +210,11 @@ def test_accumulated_grad_words_say_what_the_second_backward_added():
     assert accumulated_text({"shape": [2], "values": [0.0, 0.0]}, held, 5) is None  # into zeros: a write
     assert accumulated_text(held, {"shape": [2], "values": [2.0, 4.0]}, 5) == "[2, 4] (+[1, 2] at In [5])"
     assert accumulated_text(held, {"shape": [2], "values": [0.5, 2.5]}, 5) == "[0.5, 2.5] (+[-0.5, 0.5] at In [5])"
+
+
+def test_the_non_leaf_flag_why_line_does_not_call_detach_a_copy_nor_name_a_tensor_it_cannot_know():
+    """Issue 22 §2.13: detach() shares the data; the words are said of whatever tensor raised, not of `y`."""
+    from gradrepl.views.diagnosis import error_words
+
+    words = error_words("flag_of_non_leaf")
+    assert "nothing is copied" in words and "a copy" not in words and "y.detach" not in words
