@@ -179,6 +179,9 @@ def _key_problems(question, key) -> list[str]:
         for index, option in enumerate(question.options):
             if index not in key.correct_options and not option.feedback:
                 problems.append(f"{where}: wrong option {option.text!r} needs a 'feedback'")
+    if key.raw.get("kind") == "error" and key.raw.get("type") == "NameError":  # no answer can be right
+        problems.append(f"{where}: its key raises NameError ({key.raw.get('message')}): the question reads a "
+                        "name the lesson has not made by then (a `given` is shown, never run: put it in `code`)")
     if key.value is not None:
         for wrong in question.misconceptions:
             if matches(key.value, read_answer(wrong.answer), question.tolerance, question.compare):

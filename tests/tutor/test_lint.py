@@ -42,6 +42,8 @@ def test_every_kind_of_broken_lesson_is_reported_with_file_and_line(tmp_path):
     wrong = lesson(tmp_path, "wrong-derive", "```question\nid: d\ntype: derive\nprompt: p\nfunction: x**3\n"
                    "variable: x\nsolution: 3*x\n```\n")
     bad = lesson(tmp_path, "bad-type", "```question\nid: q\ntype: essay\nprompt: p\n```\n")
+    unmade = lesson(tmp_path, "given-not-run", "```question\nid: g\ntype: predict\nprompt: p\ngiven: |\n"
+                    "  g = 2 * 3\nask: g\n```\n")  # a given is shown, never run: no answer could be right
     done = lint(str(tmp_path), "--time-limit", "1")
     out = done.stdout
     assert done.returncode == 1
@@ -55,6 +57,7 @@ def test_every_kind_of_broken_lesson_is_reported_with_file_and_line(tmp_path):
     assert f"{trap}:6: question 'q': the misconception '4' is the right answer" in out
     assert f"{wrong}:6: question 'd': the solution '3*x' is not the derivative autograd computes" in out
     assert f"{bad}:{line_of(bad, 'type: essay')}: question 'q': unknown type 'essay'" in out
+    assert f"{unmade}:6: question 'g': its key raises NameError (name 'g' is not defined)" in out
 
 
 def test_static_lint_needs_no_kernel_and_names_the_line(tmp_path):
