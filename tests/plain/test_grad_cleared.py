@@ -4,11 +4,6 @@ before its backward wrote the gradient afresh, so it added nothing to what .grad
 from gradrepl.views.steps import step_text
 
 
-def row_of(text: str, name: str) -> str:
-    """Row ``name`` of a step's table ("" when the step shows no such row)."""
-    return next((line for line in text.splitlines() if line.lstrip("* ").startswith(name + " ")), "")
-
-
 async def test_a_grad_cleared_then_written_in_one_step_shows_no_addition(session):
     await session.execute("x = torch.tensor([1.0, 2.0], requires_grad=True)")
     await session.execute("s = (x + 1).sum()\ns.backward(retain_graph=True)")
