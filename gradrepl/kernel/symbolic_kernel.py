@@ -12,10 +12,9 @@ refused with a request error's code; the client asks a full kernel for that.
 from __future__ import annotations
 
 import faulthandler
-import gc
 import os
 
-from gradrepl.kernel import sandbox, wiring
+from gradrepl.kernel import wiring
 from gradrepl.kernel.guard import Overtime, time_limit
 from gradrepl.protocol import messages as protocol
 
@@ -35,8 +34,8 @@ def handle(message: dict) -> dict:
 
 
 def _derivatives(msg_id, expr) -> dict:
-    """The derivatives' reply; out of time or memory (a huge expression) said as the full kernel says it, so
-    `check` calls it too large (exit 2) here too."""
+    """The derivatives' reply; out of time said as the full kernel says it, so `check` calls it too large
+    (exit 2) here too. Out of memory raises on to wiring.answer_requests, which says it the same way."""
     try:
         with time_limit(OP_SECONDS):
             from gradrepl.kernel.symbolic import checks
@@ -45,12 +44,6 @@ def _derivatives(msg_id, expr) -> dict:
     except Overtime:
         return protocol.reply(msg_id, ok=False, exhausted="time",
                               error={"code": "gave_up", "names": {"op": "check_expr", "seconds": OP_SECONDS}})
-    except (MemoryError, SystemError, OSError) as exc:
-        if not sandbox.out_of_memory(exc):
-            raise
-        gc.collect()  # what the failed import or derivative held
-        return protocol.reply(msg_id, ok=False, exhausted="memory",
-                              error="MemoryError: the kernel ran out of memory while answering")
 
 
 def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, policy: dict) -> None:

@@ -94,25 +94,24 @@ def harden(policy: dict) -> dict:
         readable=tuple(policy.get("readable", ())), disk=policy.get("disk")))
 
 
-def _out_of_memory(msg_id) -> dict:
+def out_of_memory_reply(msg_id) -> dict:
+    """The failed reply of a request the kernel ran out of memory answering, as both kernels say it."""
     return protocol.reply(msg_id, ok=False, exhausted="memory",
                           error="MemoryError: the kernel ran out of memory while answering")
 
 
 def _failed(msg_id, exc: Exception) -> dict:
-    """The reply to a request that raised. Out of memory (a limit of a few MiB: decoding the request, or
-    the words of the error, can fail again) is said as the kernels say it, in a reply built after what the
-    failed work held is freed; else the error's own words."""
-    if sandbox.out_of_memory(exc):
-        del exc
-        gc.collect()
-        return _out_of_memory(msg_id)
-    try:
-        return protocol.reply(msg_id, ok=False, error=cap(f"{type(exc).__name__}: {exc}"))
-    except MemoryError:
-        del exc
-        gc.collect()
-        return _out_of_memory(msg_id)
+    """The reply to a request that raised: the error's own words; out of memory (a limit of a few MiB:
+    decoding the request, or the words of the error, can fail again) said as the kernels say it, in a
+    reply built after what the failed work held is freed."""
+    if not sandbox.out_of_memory(exc):
+        try:
+            return protocol.reply(msg_id, ok=False, error=cap(f"{type(exc).__name__}: {exc}"))
+        except MemoryError:
+            pass
+    del exc
+    gc.collect()
+    return out_of_memory_reply(msg_id)
 
 
 def answer_requests(cmd_fd: int, reply_fd: int, handle: Callable[[dict], dict], bounded=None) -> None:
@@ -141,7 +140,7 @@ def answer_requests(cmd_fd: int, reply_fd: int, handle: Callable[[dict], dict], 
             except MemoryError:  # the reply itself did not fit under the limit: say so in a small one
                 answer = None
                 gc.collect()
-                write_all(reply_fd, bounded(_out_of_memory(message.get("id"))))
+                write_all(reply_fd, bounded(out_of_memory_reply(message.get("id"))))
         except BrokenPipeError:
             break
         if message.get("op") == "shutdown":
