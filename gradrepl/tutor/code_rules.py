@@ -74,9 +74,10 @@ def keyword_flags(code: str) -> set[str]:
     """The keyword arguments code passes a constant (``retain_graph=True``), written ``name=value``;
     parsed, never run; none if it does not parse."""
     tree = _parse(code)
-    return {f"{keyword.arg}={keyword.value.value!r}" for node in ast.walk(tree) if tree is not None
-            for keyword in (node.keywords if isinstance(node, ast.Call) else ())
-            if keyword.arg and isinstance(keyword.value, ast.Constant)} if tree is not None else set()
+    if tree is None:
+        return set()
+    return {f"{keyword.arg}={keyword.value.value!r}" for node in ast.walk(tree) if isinstance(node, ast.Call)
+            for keyword in node.keywords if keyword.arg and isinstance(keyword.value, ast.Constant)}
 
 
 # -- named rules -------------------------------------------------------------------------
