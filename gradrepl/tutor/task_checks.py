@@ -496,6 +496,12 @@ def _optimizer_difference(check: Check, path: str, mine: dict, theirs: dict) -> 
     return None
 
 
+def _state_names(names: list[str]) -> str:
+    """An optimizer state's keys in words: a key that is not a plain name (the learner's own, holding newlines
+    that would print a verdict line of their own) is quoted with its escapes."""
+    return ", ".join(name if name.isidentifier() else repr(name) for name in names)
+
+
 def _optimizer_state_difference(path: str, ours: list[dict], want: list[dict], tol: float | None) -> str | None:
     """The per-parameter state step() keeps, mine against the solution's (by parameter label)."""
     mine = {entry["param"]: entry.get("values") or {} for entry in ours}
@@ -504,14 +510,14 @@ def _optimizer_state_difference(path: str, ours: list[dict], want: list[dict], t
         have, need = mine.get(label, {}), theirs.get(label, {})
         extra = sorted(set(have) - set(need))
         if extra:
-            return (f"{path} keeps {', '.join(extra)} for {_label_name(label)}, and the solution's keeps none: its "
+            return (f"{path} keeps {_state_names(extra)} for {_label_name(label)}, and the solution's keeps none: its "
                     "next step() would move that weight with it (a new optimizer starts with no state)")
         missing = sorted(set(need) - set(have))
         if missing:
-            return f"{path} keeps no {', '.join(missing)} for {_label_name(label)}, and the solution's does"
+            return f"{path} keeps no {_state_names(missing)} for {_label_name(label)}, and the solution's does"
         for name in sorted(need):
             if not same_values(have[name], need[name], tol):
-                return f"{path}'s {name} for {_label_name(label)} holds other values than the solution's"
+                return f"{path}'s {_state_names([name])} for {_label_name(label)} holds other values than the solution's"
     return None
 
 
