@@ -33,7 +33,6 @@ from gradrepl.protocol import messages as protocol
 from gradrepl.protocol.interrupt_word import ANY_STEP
 
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
-OP_SECONDS = 30.0     # a request other than a step (completion, inspect, check) that runs longer is given up on
 OUTPUTS_KEPT = 1000   # values in Out (and _N) at most, the oldest dropped first, as IPython's cache_size
 COMPLETION_LIMIT = 200
 _MISSING = object()  # a name the namespace does not hold (None is a value)
@@ -92,11 +91,11 @@ class Kernel:
         try:
             if op == "execute":
                 return protocol.reply(message.get("id"), **handler(message))
-            with time_limit(OP_SECONDS):  # learner objects reached by the op may hang
+            with time_limit(protocol.OP_SECONDS):  # learner objects reached by the op may hang
                 return protocol.reply(message.get("id"), **handler(message))
         except Overtime:
             return protocol.reply(message.get("id"), ok=False, exhausted="time",
-                                  error=_error("gave_up", op=op, seconds=OP_SECONDS))
+                                  error=_error("gave_up", op=op, seconds=protocol.OP_SECONDS))
         except (MemoryError, SystemError, OSError) as exc:
             self.release_reserve()  # first: even reading whether memory ran out needs some
             if not sandbox.out_of_memory(exc):
