@@ -103,6 +103,13 @@ class Kernel:
             return protocol.reply(message.get("id"), ok=False, exhausted="memory", notes=[], error=error_info(
                 MemoryError("the kernel ran out of memory while answering"), self.learner_files,
                 ("memory_limit", None)))
+        except BaseException as exc:
+            if op == "execute" or isinstance(exc, Exception):
+                raise
+            # Learner code the request reached raised KeyboardInterrupt or SystemExit (no Ctrl-C: SIGINT
+            # stops only a step): a reply saying so, not a kernel that ends.
+            return protocol.reply(message.get("id"), ok=False,
+                                  error=_error("raised", op=op, error=type(exc).__name__))
         finally:
             self.restore_reserve()
 
@@ -208,13 +215,13 @@ class Kernel:
     def op_inspect(self, message: dict) -> dict:
         try:
             value = eval(compile(message["expr"], "<inspect>", "eval"), self.namespace)
-        except BaseException as exc:  # the learner's expression may raise anything
+            return {"value": describe(value)}  # describing reads the value's own properties too
+        except BaseException as exc:  # the learner's expression (or object) may raise anything
             error = exc  # a name of its own: `exc` is unbound once the except block ends
             message, unshown = safe_text(lambda: error)  # str(exc) may raise, hang or be megabytes
             value = {"kind": "error", "type": type(exc).__name__, "message": message,
                      "repr": f"{type(exc).__name__}: {message}"}
             return {"value": {**value, "unshown": unshown} if unshown else value}
-        return {"value": describe(value)}
 
     def op_read_script(self, message: dict) -> dict:
         """The text of the file a session's %run names, read here so the sandbox's limits apply (the
