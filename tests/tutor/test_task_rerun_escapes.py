@@ -112,3 +112,28 @@ async def test_any_request_that_reaches_a_base_exception_answers_with_words(sess
     series = await session.series("losses")
     assert not series.ok and "raised SystemExit" in str(series.error), series
     assert session.kernel_info["pid"] == pid
+
+
+async def test_play_counts_the_attempt_and_the_lesson_goes_on(hurried):
+    """As `play` meets it: the hanging attempt is a counted wrong one, and the next attempt is judged."""
+    from gradrepl.session import Session
+    from gradrepl.tutor.keys import KeyKernel
+    from gradrepl.tutor.lesson import load_lesson
+    from gradrepl.tutor.lesson_run import Graded, LessonRun
+    from tests.support.paths import ROOT
+
+    lesson = load_lesson(ROOT / "lessons" / "22-func-jvp.md")
+    index = next(i for i, step in enumerate(lesson.steps) if step.question and step.question.id == "detach-the-constant")
+    events = []
+    async with Session() as own:
+        run = LessonRun(lesson, hurried, KeyKernel(own, owned=False), events.append)
+        await run.resume(index - 1)
+        await run.enter(index - 1)
+        assert run.advance() and run.question.id == "detach-the-constant"
+        await run.enter(index)
+        assert await run.act("answer", shifted_that("os.kill(os.getpid(), signal.SIGSTOP)")) is False
+        assert await run.act("answer", "def shifted(t):\n    return net(t) + net(t).detach() * 10\n"
+                                       "out, tangent = torch.func.jvp(shifted, (x,), (torch.ones(3),))") is True
+    graded = [event for event in events if isinstance(event, Graded)]
+    assert [(g.grade.correct, g.counts) for g in graded] == [(False, True), (True, True)], graded
+    assert "did not return within" in graded[0].grade.feedback
