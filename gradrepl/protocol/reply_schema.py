@@ -283,7 +283,7 @@ NAME = text(SHORT)
 NOTE = text(WORDS)
 NOTES = items(NOTE)
 # Why the kernel could not read a learner's text (guard.NoValue's reason; views/remarks.py words it).
-REASON = record({"why": literal("timed_out", "raised", "interrupted")},
+REASON = record({"why": literal("timed_out", "raised", "interrupted", "not_run")},  # not_run: task_state's rerun
                 {"seconds": number, "error": NAME, "type": NAME})
 DIMS = items(either(integer, text(SHORT), what="a dimension"), MAX_DIMS)
 _NAMES = mapping(either(number, NOTE, REASON, DIMS, what="a name, a number, a reason or a shape"), 16)

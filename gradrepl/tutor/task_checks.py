@@ -386,6 +386,8 @@ def rerun_words(reason: dict) -> str:
     ``rerun``, a guard.NoValue reason; a KeyboardInterrupt there is the function's own, no Ctrl-C)."""
     if reason.get("why") == "timed_out":
         return f"did not return within {reason.get('seconds', 0):g} s during the check"
+    if reason.get("why") == "not_run":
+        return "was not run: a function the check ran again before it did not return in time"
     raised = reason.get("error") if reason.get("why") == "raised" else "KeyboardInterrupt"
     return f"raised {raised} during the check: a function the check runs must return its value"
 

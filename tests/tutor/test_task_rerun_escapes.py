@@ -60,6 +60,16 @@ async def test_a_function_that_never_returns_in_the_check_is_told_and_counted(hu
     await assert_kernel_answers(hurried)
 
 
+async def test_a_loop_the_kernels_alarm_stops_is_told_once_and_the_other_runs_are_not_tried(session):
+    """A plain loop: the kernel's own limit on one run again (RERUN_SECONDS) stops it, and the check's other
+    runs of the same function are skipped rather than each waited for."""
+    from gradrepl.kernel.inspect.transforms import RERUN_SECONDS
+
+    graded = await grade(question(TASK), shifted_that("while True:\n            pass"), session)
+    assert not graded.correct and not graded.retry, graded.feedback
+    assert f"did not return within {RERUN_SECONDS:g} s during the check" in graded.feedback, graded.feedback
+
+
 @pytest.mark.parametrize("raised", ["KeyboardInterrupt", "SystemExit"])
 async def test_a_function_that_raises_a_base_exception_in_the_check_is_told_and_counted(session, raised):
     graded = await grade(question(TASK), shifted_that(f"raise {raised}"), session)
