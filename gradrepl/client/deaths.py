@@ -18,6 +18,15 @@ class KernelDied(Exception):
         self.reason = reason
 
 
+class KernelOverdue(KernelDied):
+    """A request went unanswered past its deadline (learner code that ignores the kernel's own alarm, or
+    a kernel that stopped itself), so the kernel was killed; `seconds` is the deadline."""
+
+    def __init__(self, reason: str, seconds: float):
+        super().__init__(reason)
+        self.seconds = seconds
+
+
 class ForkFailed(KernelDied):
     """The zygote could not fork a kernel (or stopped with the request's pipes): start one another way."""
 

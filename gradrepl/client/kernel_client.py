@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from gradrepl.client import launch
-from gradrepl.client.deaths import ForkFailed, KernelDied, describe_exit
+from gradrepl.client.deaths import ForkFailed, KernelDied, KernelOverdue, describe_exit
 from gradrepl.client.interrupt_target import InterruptTarget
 from gradrepl.client.options import KernelOptions
 from gradrepl.client.pipes import OutputPipe, ReplyChannel, REPLIES_LAYER
@@ -33,6 +33,11 @@ from gradrepl.protocol.interrupt_word import ANY_STEP
 INTERRUPT_GRACE = 2.0    # seconds a step gets to stop after SIGINT before it is killed
 OUTPUT_SETTLE = 2.0      # seconds to wait for a step's output after its reply
 ZYGOTE_NEWS_WAIT = 2.0   # seconds a failed start waits to hear whether the template process died
+# Seconds the frontend waits for the reply to a request other than a step before it kills the kernel: past
+# the kernel's own limit (OP_SECONDS, its SIGALRM), which learner code run by the request can ignore or
+# catch, and which a kernel that stopped itself (SIGSTOP) never reaches. SIGINT stops no request (only a
+# step), so this is the ladder's one rung for requests.
+REQUEST_DEADLINE = protocol.OP_SECONDS + 10.0
 
 
 @dataclass
@@ -213,7 +218,8 @@ class KernelClient:
         return self.kernel is not None and bool(self.kernel.replies.waiting)
 
     async def request(self, op: str, timeout: float | None = None, **fields) -> dict:
-        """Send one request and wait for its reply; raises KernelDied if the kernel dies."""
+        """Send one request and wait for its reply; raises KernelDied if the kernel dies, KernelOverdue
+        (the kernel killed) when no reply came within `timeout` seconds."""
         async with self._lock:
             kernel = self.kernel
             if kernel is None:
@@ -222,7 +228,10 @@ class KernelClient:
             reply = None
             if not kernel.replies.ended:
                 msg_id = self._write(kernel, op, fields)
-                reply = await kernel.replies.await_reply(msg_id, op, timeout)
+                try:
+                    reply = await kernel.replies.await_reply(msg_id, op, timeout)
+                except asyncio.TimeoutError:
+                    raise self._overdue(kernel, op, timeout) from None
             if reply is None:
                 raise await self.lost(kernel)
             return reply
@@ -239,6 +248,13 @@ class KernelClient:
         msg_id = secrets.randbits(52)
         kernel.commands.write(protocol.encode(protocol.request(op, msg_id, **fields)))
         return msg_id
+
+    def _overdue(self, kernel: KernelProcess, op: str, seconds: float) -> KernelOverdue:
+        """Kill `kernel`, which left request `op` unanswered for `seconds`, and say why in words."""
+        stopped = " (it had stopped itself, SIGSTOP)" if _stopped(kernel.pid) else ""
+        kernel.kill()
+        return KernelOverdue(f"the kernel did not answer the {op} request within {seconds:g} s{stopped}, so it "
+                             "was killed", seconds)
 
     async def lost(self, kernel: KernelProcess) -> KernelDied:
         """Why `kernel` gave no reply: the reason it was killed for, a broken protocol, or its exit."""
@@ -308,6 +324,15 @@ async def _resolve_wait(process: asyncio.subprocess.Process, future: asyncio.Fut
         # asyncio gives a return code; turn it back into a wait status for describe_exit.
         code = process.returncode
         future.set_result((-code) & 0x7F if code < 0 else (code & 0xFF) << 8)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (SIGSTOP, SIGTSTP): its state in /proc is T."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
 
 
 async def _status_soon(exited: asyncio.Future) -> int | None:

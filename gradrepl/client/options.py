@@ -15,6 +15,9 @@ class KernelOptions:
     script: str | None = None            # `run`: the script's absolute path (kernel/script_run.py)
     argv: tuple[str, ...] = ()           # `run FILE -- ARGS`: its sys.argv[1:]
     step_timeout: float | None = None    # seconds; None = run until interrupted (interactive)
+    # Seconds a request other than a step (a task's check, inspect, completion) may go unanswered before
+    # its kernel is killed and replaced; None = kernel_client.REQUEST_DEADLINE (tests shrink it).
+    request_deadline: float | None = None
     spawn: bool = False                  # skip the zygote: start each kernel with a fresh interpreter
     # The module a spawned kernel runs: the full kernel, or the sympy-only one (SYMBOLIC_KERNEL, with spawn).
     kernel_module: str = "gradrepl.kernel.worker"

@@ -33,7 +33,6 @@ from gradrepl.protocol import messages as protocol
 from gradrepl.protocol.interrupt_word import ANY_STEP
 
 MEMORY_RESERVE = 16 << 20  # freed on MemoryError so the kernel can still report it
-OP_SECONDS = 30.0     # a request other than a step (completion, inspect, check) that runs longer is given up on
 OUTPUTS_KEPT = 1000   # values in Out (and _N) at most, the oldest dropped first, as IPython's cache_size
 COMPLETION_LIMIT = 200
 _MISSING = object()  # a name the namespace does not hold (None is a value)
@@ -92,11 +91,11 @@ class Kernel:
         try:
             if op == "execute":
                 return protocol.reply(message.get("id"), **handler(message))
-            with time_limit(OP_SECONDS):  # learner objects reached by the op may hang
+            with time_limit(protocol.OP_SECONDS):  # learner objects reached by the op may hang
                 return protocol.reply(message.get("id"), **handler(message))
         except Overtime:
             return protocol.reply(message.get("id"), ok=False, exhausted="time",
-                                  error=_error("gave_up", op=op, seconds=OP_SECONDS))
+                                  error=_error("gave_up", op=op, seconds=protocol.OP_SECONDS))
         except (MemoryError, SystemError, OSError) as exc:
             self.release_reserve()  # first: even reading whether memory ran out needs some
             if not sandbox.out_of_memory(exc):
@@ -104,6 +103,13 @@ class Kernel:
             return protocol.reply(message.get("id"), ok=False, exhausted="memory", notes=[], error=error_info(
                 MemoryError("the kernel ran out of memory while answering"), self.learner_files,
                 ("memory_limit", None)))
+        except BaseException as exc:
+            if op == "execute" or isinstance(exc, Exception):
+                raise
+            # Learner code the request reached raised KeyboardInterrupt or SystemExit (no Ctrl-C: SIGINT
+            # stops only a step): a reply saying so, not a kernel that ends.
+            return protocol.reply(message.get("id"), ok=False,
+                                  error=_error("raised", op=op, error=type(exc).__name__))
         finally:
             self.restore_reserve()
 
@@ -209,13 +215,13 @@ class Kernel:
     def op_inspect(self, message: dict) -> dict:
         try:
             value = eval(compile(message["expr"], "<inspect>", "eval"), self.namespace)
-        except BaseException as exc:  # the learner's expression may raise anything
+            return {"value": describe(value)}  # describing reads the value's own properties too
+        except BaseException as exc:  # the learner's expression (or object) may raise anything
             error = exc  # a name of its own: `exc` is unbound once the except block ends
             message, unshown = safe_text(lambda: error)  # str(exc) may raise, hang or be megabytes
             value = {"kind": "error", "type": type(exc).__name__, "message": message,
                      "repr": f"{type(exc).__name__}: {message}"}
             return {"value": {**value, "unshown": unshown} if unshown else value}
-        return {"value": describe(value)}
 
     def op_read_script(self, message: dict) -> dict:
         """The text of the file a session's %run names, read here so the sandbox's limits apply (the

@@ -18,7 +18,6 @@ from gradrepl.kernel import wiring
 from gradrepl.kernel.guard import Overtime, time_limit
 from gradrepl.protocol import messages as protocol
 
-OP_SECONDS = 30.0  # as the full kernel's requests (kernel/requests.py, which imports torch): then given up on
 
 def handle(message: dict) -> dict:
     """One request's reply: the derivatives alone, a pid, or the code for a request it cannot take."""
@@ -37,13 +36,13 @@ def _derivatives(msg_id, expr) -> dict:
     """The derivatives' reply; out of time said as the full kernel says it, so `check` calls it too large
     (exit 2) here too. Out of memory raises on to wiring.answer_requests, which says it the same way."""
     try:
-        with time_limit(OP_SECONDS):
+        with time_limit(protocol.OP_SECONDS):
             from gradrepl.kernel.symbolic import checks
 
             return protocol.reply(msg_id, check=checks.derivatives(expr))
     except Overtime:
         return protocol.reply(msg_id, ok=False, exhausted="time",
-                              error={"code": "gave_up", "names": {"op": "check_expr", "seconds": OP_SECONDS}})
+                              error={"code": "gave_up", "names": {"op": "check_expr", "seconds": protocol.OP_SECONDS}})
 
 
 def serve(cmd_fd: int, reply_fd: int, out_fd: int, err_fd: int, policy: dict) -> None:

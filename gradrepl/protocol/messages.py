@@ -23,6 +23,9 @@ TEXT_CAP = 64 << 10    # bytes of one error message, traceback or warning the ke
 # The status a kernel ends with when it ran out of memory where no reply could say so (a limit of a
 # few MiB: reading the next request, or starting, failed); the frontend words it as out of memory.
 OUT_OF_MEMORY_EXIT = 86
+# Seconds a request other than a step (completion, inspect, a task's check) may run in the kernel before it
+# gives up on it (its SIGALRM); the frontend's own deadline (client/kernel_client.REQUEST_DEADLINE) is later.
+OP_SECONDS = 30.0
 RESULT_CAP = 20_000    # characters of an echoed repr (and of a str an inspect reply holds)
 HELP_CAP = 400_000     # characters of a help page: help(torch.Tensor) is about 300 KB
 

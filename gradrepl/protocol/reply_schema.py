@@ -283,7 +283,7 @@ NAME = text(SHORT)
 NOTE = text(WORDS)
 NOTES = items(NOTE)
 # Why the kernel could not read a learner's text (guard.NoValue's reason; views/remarks.py words it).
-REASON = record({"why": literal("timed_out", "raised", "interrupted")},
+REASON = record({"why": literal("timed_out", "raised", "interrupted", "not_run")},  # not_run: task_state's rerun
                 {"seconds": number, "error": NAME, "type": NAME})
 DIMS = items(either(integer, text(SHORT), what="a dimension"), MAX_DIMS)
 _NAMES = mapping(either(number, NOTE, REASON, DIMS, what="a name, a number, a reason or a shape"), 16)
@@ -441,7 +441,7 @@ _TASK_ENTRY = tagged("kind", {
         "graph": items(NAME), "pass_grads": maybe(items(nested(SCALAR, TASK_NUMBERS))),
         "seeds": maybe(items(nested(SCALAR, TASK_NUMBERS))), "through_grad": boolean, "by_transform": boolean,
         "by_transform_of": items(NAME), "grad_arrived": maybe(items(SCALAR)), "at_moved_inputs": _TASK_VALUES,
-        **_TASK_WRITES}),
+        "rerun": REASON, **_TASK_WRITES}),
     "module": record({"kind": NAME, "type": NAME, "identity": NAME, "training": boolean,
                       "parameters": items(NAME), "children": items(NAME)}),
     "optimizer": record({"kind": NAME, "type": NAME, "identity": NAME, "groups": items(record({
@@ -450,7 +450,8 @@ _TASK_ENTRY = tagged("kind", {
     "value": record({"kind": NAME, "type": NAME, "value": nested(SCALAR, 1)}),
     "sequence": record({"kind": NAME, "type": NAME, "length": count, "identity": NAME}),
     "object": record({"kind": NAME, "type": NAME, "identity": NAME},
-                     {"transformed": maybe(record({"at": items(_TASK_VALUES), "moved": items(_TASK_VALUES)}))}),
+                     {"transformed": maybe(record({"at": items(_TASK_VALUES), "moved": items(_TASK_VALUES)})),
+                      "rerun": REASON}),  # a run again that did not return (task_state.py)
     "missing": record({"kind": NAME, "code": NAME}, {"names": _NAMES}),  # worded by views/remarks.py TASK_READS
     "unreadable": record({"kind": NAME, "code": NAME}, {"names": _NAMES})})
 TASK_STATE = record({"entries": mapping(_TASK_ENTRY, TASK_ENTRIES), "order": items(NAME, TASK_ENTRIES),

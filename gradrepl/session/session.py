@@ -13,9 +13,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from gradrepl.completeness import HelpRequest, help_request
-from gradrepl.client.kernel_client import INTERRUPT_GRACE, KernelClient, KernelDied, KernelProcess
+from gradrepl.client.deaths import KernelOverdue
+from gradrepl.client.kernel_client import INTERRUPT_GRACE, REQUEST_DEADLINE, KernelClient, KernelDied, KernelProcess
 from gradrepl.client.options import KernelOptions
-from gradrepl.protocol.messages import Completion, ErrorInfo, StepResult
+from gradrepl.protocol.messages import OP_SECONDS, Completion, ErrorInfo, StepResult
 from gradrepl.protocol.shapes import Check, GraphReply, SeriesReply, TraceReply, Value
 from gradrepl.client.crash_stack import without_own_frames
 from gradrepl.session import grad_why
@@ -502,6 +503,9 @@ class Session:
         reply = await self._request("inspect", expr=expr)
         if "lost" in reply:
             return {"kind": "error", "type": LOST, "message": reply["lost"], "repr": f"{LOST}: {reply['lost']}"}
+        if "value" not in reply:  # the kernel answered without a value (it gave up on it: why, in words)
+            said = str(reply.get("error") or "the kernel gave no value")
+            return {"kind": "error", "type": "KernelError", "message": said, "repr": f"KernelError: {said}"}
         value = reply["value"]
         unshown = value.pop("unshown", None)
         if unshown:  # a repr or an error message the kernel could not read (views/remarks.py)
@@ -518,10 +522,16 @@ class Session:
         return request_result_from(await self._request("read_script", path=path))
 
     async def task_state(self, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
-        """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py);
-        {} when no kernel answered."""
-        return (await self._request("task_state", targets=targets, start=start, token=token,
-                                    everything=everything)).get("state", {})
+        """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py). When
+        the read did not end in a state (it runs the learner's functions again: tasks.py words why),
+        {"check_lost": {"why": "timed_out", "seconds"}} (no answer in time, the kernel killed or giving up
+        itself), {"check_lost": {"why": "ended", "reason"}} (the kernel died) or {} (cut off by a restart)."""
+        reply = await self._request("task_state", targets=targets, start=start, token=token, everything=everything)
+        if "overdue" in reply or reply.get("exhausted") == "time":
+            return {"check_lost": {"why": "timed_out", "seconds": reply.get("overdue", OP_SECONDS)}}
+        if "lost" in reply and not reply.get("cut_off"):
+            return {"check_lost": {"why": "ended", "reason": reply["reason"]}}
+        return reply.get("state", {})
 
     async def check(self, name: str) -> RequestResult[Check]:
         """NAME's symbolic gradient against autograd's (%check)."""
@@ -537,17 +547,20 @@ class Session:
 
     async def _request(self, op: str, **fields) -> dict:
         """The kernel's reply (checked against op's schema by the client), or {"lost": words} when no
-        kernel answered: it died or broke the protocol, and a fresh one was started."""
+        kernel answered: it died or broke the protocol, or left the request unanswered past the deadline
+        (then killed; "overdue": the deadline's seconds), and a fresh one was started ("reason": why, in
+        words; "cut_off": a restart ended it while it answered, and no other kernel was started)."""
         kernel = self.client.kernel
         try:
-            reply = await self.client.request(op, **fields)
+            reply = await self.client.request(op, self.options.request_deadline or REQUEST_DEADLINE, **fields)
         except KernelDied as died:
             if kernel is not None and self.client.kernel is not kernel:
                 # Cut off by a restart (a lesson's prepare, %restart) while it waited: the fresh kernel is
                 # that restart's; starting another would wipe what is being built in it.
-                return {"lost": f"the kernel was restarted while it answered ({died.reason})"}
+                return {"lost": f"the kernel was restarted while it answered ({died.reason})", "cut_off": True}
             crashed = await self._after_crash(self.step, f"<{op}>", died.reason)
-            return {"lost": crashed.kernel_event}
+            overdue = {"overdue": died.seconds} if isinstance(died, KernelOverdue) else {}
+            return {"lost": crashed.kernel_event, "reason": died.reason, **overdue}
         error = reply.get("error")
         if isinstance(error, dict) and "code" in error:  # the kernel's code and names, in words (views/remarks.py)
             reply["error"] = request_error(error["code"], error.get("names"))

@@ -288,6 +288,9 @@ def _entry_difference(check: Check, path: str, mine: dict | None, theirs: dict) 
     if "identity" in check.facts and mine.get("identity") != theirs.get("identity"):
         return _identity_text(path, mine.get("identity"), theirs.get("identity"))
     if "transformed" in check.facts and kind == "object":
+        if mine.get("rerun"):
+            return f"{path}, run again by the check under the transform your code applied to it, " \
+                   f"{rerun_words(mine['rerun'])}"
         return _transformed_difference(path, mine.get("transformed"), theirs.get("transformed"), check.tolerance)
     if kind == "sequence" and mine.get("length") != theirs.get("length"):
         return f"{path} has {mine.get('length')} items"
@@ -358,6 +361,8 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
             found = (f"{' and '.join(never)} never ran inside the torch.func transform that returned {path}: "
                      "the transformed function must call it" if mine.get("by_transform") else
                      f"{path} is not what a torch.func transform of {' and '.join(never)} returned")
+        elif fact == "at_moved_inputs" and mine.get("rerun"):
+            found = f"the transform that returned {path}, run again by the check, {rerun_words(mine['rerun'])}"
         elif fact == "at_moved_inputs" and theirs.get("by_transform") and not same_values(
                 mine.get("at_moved_inputs"), theirs.get("at_moved_inputs"), tol):
             found = (f"the transform that returned {path}, run again at other inputs, gives other values than the "
@@ -374,6 +379,17 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
         if found:
             return found
     return None
+
+
+def rerun_words(reason: dict) -> str:
+    """What the learner's function did when a check ran it again and it did not return (task_state.py's
+    ``rerun``, a guard.NoValue reason; a KeyboardInterrupt there is the function's own, no Ctrl-C)."""
+    if reason.get("why") == "timed_out":
+        return f"did not return within {reason.get('seconds', 0):g} s during the check"
+    if reason.get("why") == "not_run":
+        return "was not run: a function the check ran again before it did not return in time"
+    raised = reason.get("error") if reason.get("why") == "raised" else "KeyboardInterrupt"
+    return f"raised {raised} during the check: a function the check runs must return its value"
 
 
 def _transformed_difference(path: str, mine: dict | None, theirs: dict | None, tol: float | None) -> str | None:

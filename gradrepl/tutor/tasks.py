@@ -101,6 +101,8 @@ def same_start(question: Question, start: Start, ref: Reference) -> str | None:
 
 def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> Verdict:
     """The verdict on an attempt (its code: a console's steps, or one typed cell; and the state it left)."""
+    if end.get("check_lost"):  # the check runs the learner's functions again: they may never return, or end it
+        return Verdict(False, _check_lost_words(end["check_lost"]))
     if not end.get("started", False):
         return Verdict(False, "the kernel was restarted since this task started, so its start is rebuilt; "
                        "run your code again", retry=True)
@@ -159,6 +161,17 @@ def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> 
                        "typed in is right only for these tensors, or only nearly; let your code compute it "
                        "from the tensors themselves", f"`{typed}`")
     return Verdict(True)
+
+
+def _check_lost_words(lost: dict) -> str:
+    """Why the check's read of the attempt gave no state (Session.task_state), said of the learner's function:
+    the check runs it again (under the transform it was given, at its inputs and at moved ones)."""
+    if lost.get("why") == "timed_out":
+        said = (f"your function did not return within {lost.get('seconds', 0):g} s during the check (the check "
+                "runs it again, at its inputs and at moved ones), so the kernel was killed")
+    else:
+        said = f"your function ended the kernel during the check ({str(lost.get('reason', '')).rstrip('.')})"
+    return said + "; a fresh kernel was started, and the lesson's variables are rebuilt there"
 
 
 def _lesson_texts(question: Question) -> list[str]:

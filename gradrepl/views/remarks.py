@@ -106,6 +106,7 @@ REQUEST_ERRORS = {
     "series_unreadable": "{name} could not be read as numbers: {error}",
     "gave_up": "the kernel gave up on {op} after {seconds:g} s: a value it had to read (perhaps an object of "
                "yours) took too long",
+    "raised": "the kernel could not answer {op}: code of yours that it reached raised {error}",
     "unknown_op": "unknown op {op!r}",
     "cursor_outside": "the cursor ({cursor}) is outside the code ({length} characters)",
     "reply_too_large": "the kernel's answer was {mib} MiB, more than the {cap_mib} MiB a reply may hold (too many "

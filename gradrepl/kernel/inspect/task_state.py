@@ -36,6 +36,7 @@ trick, and the docs say so.
 
 from __future__ import annotations
 
+from gradrepl.kernel.guard import NoValue
 from gradrepl.kernel.inspect.torch_globals import Switches, described
 from gradrepl.kernel.inspect.transforms import at_moved_inputs, made_by_transform, ran_inside, transformed
 from gradrepl.kernel.inspect.walk import output_name
@@ -90,13 +91,14 @@ def _read(namespace: dict, targets: list, start: bool, task: Task | None, state:
                         and name not in SKIPPED and not output_name(name) and kind_of(value) not in ("callable", "other"):
                     reader.target(name, namespace, [["name", name]])
         reader.finish()
+    stuck: list = []  # a run again that ran out of time: the rest are not tried (each would take as long)
     for path, t in reader.transformed:  # after every read: the runs may leave backward passes in the log
-        moved = at_moved_inputs(t)
+        moved = _rerun(state["entries"][path], at_moved_inputs, t, stuck)
         with NO_TORCH_FUNCTION():
             state["entries"][path]["at_moved_inputs"] = (_values(moved)["values"] if _type(moved) in TENSOR_TYPES
                                                          else None)
     for path, function in reader.functions:
-        runs = transformed(function)
+        runs = _rerun(state["entries"][path], transformed, function, stuck)
         with NO_TORCH_FUNCTION():
             state["entries"][path]["transformed"] = None if runs is None else {
                 "at": [_values(t)["values"] for t in runs[0] if _type(t) in TENSOR_TYPES],
@@ -108,6 +110,22 @@ def _read(namespace: dict, targets: list, start: bool, task: Task | None, state:
     if task is not None:
         state["log_full"] = task.log.full
     return state
+
+
+def _rerun(entry: dict, run, target, stuck: list):
+    """run(target), the learner's function run again (transforms.py); None, and the entry's ``rerun`` the
+    reason, when it did not return (it ran out of time, or raised KeyboardInterrupt or SystemExit), or was
+    not run because one before it ran out of time (``stuck``)."""
+    if stuck:
+        entry["rerun"] = {"why": "not_run"}
+        return None
+    try:
+        return run(target)
+    except NoValue as failed:
+        entry["rerun"] = failed.reason
+        if failed.timed_out:
+            stuck.append(failed.reason)
+        return None
 
 
 _watched: tuple = (None, [])  # (task, [(name, module or function)]): what the task starts from that can run

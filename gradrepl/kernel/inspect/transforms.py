@@ -33,8 +33,11 @@ import types
 import torch.func
 import torch.nn.modules.module as _module_hooks
 
+from gradrepl.kernel.guard import bounded
 from gradrepl.kernel.inspect.captured import DATA_PTR, GET
 
+RERUN_SECONDS = 10.0  # one run again of a learner's function by a task's check (the request's own limit is longer)
+_RAISED = object()  # _run_again's call raised an Exception
 KEPT = 256  # transform results remembered (the newest): a task reads its targets right after the attempt
 # (tensor, data_ptr, version, {id: module whose forward ran}, {id: code object called},
 #  (the call, its args, its kwargs, the tensor's index in the result or None): to run it again, moved)
@@ -85,7 +88,8 @@ def at_moved_inputs(t: torch.Tensor) -> torch.Tensor | None:
     (x -> 0.75 x + 0.25), and what it gives there; None when ``t`` is no transform's result or the run
     raised. A transformed function that calls the task's model only as ``net(t) * 0`` beside constants
     computed at this one point gives the same numbers at the moved point; the model's own does not. Its
-    prints are dropped, and transforms nested inside run as one, unremembered and uncounted."""
+    prints are dropped, and transforms nested inside run as one, unremembered and uncounted. Raises NoValue
+    when the run did not return (_run_again)."""
     global _depth
     entry = _entry(t)
     if entry is None:
@@ -95,13 +99,12 @@ def at_moved_inputs(t: torch.Tensor) -> torch.Tensor | None:
     _depth += 1
     _moving = mapping
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            result = call(*args, **kwargs) if mapping else call(*_moved(args), **_moved(kwargs))
-    except Exception:  # the learner's function may raise at another point: nothing to compare
-        return None
+        result = _run_again(lambda: call(*args, **kwargs) if mapping else call(*_moved(args), **_moved(kwargs)))
     finally:
         _depth -= 1
         _moving = False
+    if result is _RAISED:
+        return None
     if index is not None:
         result = result[index] if isinstance(result, (tuple, list)) and len(result) > index else None
     return result if isinstance(result, torch.Tensor) else None
@@ -111,7 +114,8 @@ def transformed(obj) -> tuple[list, list] | None:
     """The newest transform the learner applied to ``obj`` (a function or module handed to jvp, grad, ...,
     directly or inside another transform: grad(grad(wave)) transforms wave), run again at the inputs it
     was given and at moved ones: (the tensors it returns there, the tensors at the moved inputs); None
-    when no transform was applied to ``obj`` or a run raised. So a task can judge the learner's own
+    when no transform was applied to ``obj`` or a run raised (NoValue raised: a run did not return,
+    _run_again). So a task can judge the learner's own
     function by what its transform computes, not a tangent taken from another function beside it."""
     global _depth
     for func, call, args, kwargs in reversed(_given):
@@ -119,13 +123,26 @@ def transformed(obj) -> tuple[list, list] | None:
             continue
         _depth += 1
         try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                return _tensors(call(*args, **kwargs)), _tensors(call(*_moved(args), **_moved(kwargs)))
-        except Exception:  # the learner's function may raise at another point: nothing to compare
-            return None
+            at = _run_again(lambda: call(*args, **kwargs))
+            moved = _RAISED if at is _RAISED else _run_again(lambda: call(*_moved(args), **_moved(kwargs)))
         finally:
             _depth -= 1
+        return None if at is _RAISED or moved is _RAISED else (_tensors(at), _tensors(moved))
     return None
+
+
+def _run_again(call):
+    """call(), its prints dropped; _RAISED when it raised an Exception (the learner's function may raise at
+    another point: nothing to compare). NoValue (guard.py) when it did not return: it ran past RERUN_SECONDS
+    or raised a BaseException (KeyboardInterrupt, SystemExit), which must not end the check's request, nor
+    the kernel; the check says so in words."""
+    def quietly():
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                return call()
+        except Exception:
+            return _RAISED
+    return bounded(quietly, RERUN_SECONDS)
 
 
 def _wraps(func, obj) -> bool:
