@@ -159,25 +159,25 @@ class Group:
     def differs_from(self, old: Group, tensors: list) -> list[int] | range:
         """Positions that are new or changed compared with the group's previous state.
 
-        When the old names and objects are a prefix of the new ones (a list grew,
-        or shrank at the end), only the tail and what changed in the prefix count.
+        A position that still names the very object it named (`x = x + 1` replaced one name of fifty)
+        counts only if what changed in it shows; the others are new. `kept`: the leading positions
+        that still name the same objects, which add and remove no name (snapshot._reclaim).
         """
         shared = min(len(self.names), len(old.names))
-        if not (
-            self.names[:shared] == old.names[:shared]
-            and self.ids[:shared] == old.ids[:shared]
-            and not any(map(is_not, map(call, old.refs[:shared]), tensors[:shared]))
-        ):
-            return range(len(self.names))
-        self.kept = shared
+        old_objects = map(call, old.refs[:shared])
+        same = list(map(lambda mine, theirs, old_object, now, mine_id, their_id:
+                        mine == theirs and mine_id == their_id and old_object is now,
+                        self.names, old.names, old_objects, tensors, self.ids, old.ids))
+        self.kept = same.index(False) if False in same else shared
         hits = set(range(shared, len(self.names)))
+        hits.update(compress(count(), map(not_, same)))
         for mine, theirs in ((self.versions, old.versions), (self.requires_grad, old.requires_grad)):
             if mine[:shared] != theirs[:shared]:
-                hits.update(_mismatches(mine[:shared], theirs[:shared]))
+                hits.update(i for i in _mismatches(mine[:shared], theirs[:shared]) if same[i])
         for mine, theirs in ((self, old), (old, self)):  # grads that appeared, changed or went
             for keys in (mine.leaf_keys, mine.other_keys):
                 for i, key in keys.items():
-                    if i < shared and theirs.leaf_keys.get(i, theirs.other_keys.get(i)) != key:
+                    if i < shared and same[i] and theirs.leaf_keys.get(i, theirs.other_keys.get(i)) != key:
                         hits.add(i)
         return sorted(hits)
 

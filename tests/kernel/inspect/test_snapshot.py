@@ -255,6 +255,23 @@ def test_growing_and_shrinking_a_list_reports_only_the_ends(ns):
     assert inspector.step(ns) == ([], ["losses[300]", "losses[301]"])
 
 
+def test_one_name_of_many_replaced_reports_it_and_what_else_changed_in_place(ns):
+    # `t3 = t3 + 1` among fifty names: the other positions still hold their objects, so only what
+    # changed in them counts (an in-place op, a new .grad, a flag), beside the replaced one.
+    inspector = stepped_after(ns, "ts = None\n" + "\n".join(
+        f"t{i:02d} = torch.ones(2, requires_grad={i % 2 == 0})" for i in range(50)))
+    run(ns, "t03 = t03 + 1")
+    assert names(inspector.step(ns)[0]) == ["t03"]
+    run(ns, "t20 = t20 * 2\nt07.add_(1)\nt10.sum().backward()\nt31.requires_grad_()")
+    rows, removed = inspector.step(ns)
+    assert sorted(names(rows)) == ["t07", "t10", "t20", "t31"] and removed == []
+    assert {row["name"]: row["grad"] is not None for row in rows}["t10"]
+    run(ns, "del t40\nt41 = t41.detach()")
+    rows, removed = inspector.step(ns)
+    assert names(rows) == ["t41"] and removed == ["t40"]
+    assert inspector.step(ns) == ([], [])
+
+
 def test_mixed_containers_and_nesting(ns):
     run(ns, "pair = (torch.ones(1), [torch.zeros(2), 'label', {'w': torch.ones(3)}], 7)\n"
             "mods = [nn.Linear(1, 1)]\nblocks = nn.ModuleDict({'enc': nn.Linear(1, 1)})")
