@@ -27,6 +27,7 @@ from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel.step import (RESULT_CAP, TIMEIT_FILE, error_words,
                                   short_repr, split_last_expression, time_statement, warning_notes)
 from gradrepl.kernel.streams import CappedStream, end_output
+from gradrepl.kernel.check_memory import within_memory
 from gradrepl.kernel.symbolic import checks as symbolic
 from gradrepl.kernel.tracebacks import cell_name, error_info, remember_source
 from gradrepl.protocol import messages as protocol
@@ -290,7 +291,8 @@ class Kernel:
         return {"check": symbolic.check_tensor(self.namespace, message.get("name", ""), self.inspector.resolve)}
 
     def op_check_expr(self, message: dict) -> dict:
-        return {"check": symbolic.check_expression(message.get("expr", ""), message.get("point", {}))}
+        return within_memory(  # at a point, or a constant: torch's crosscheck
+            lambda: {"check": symbolic.check_expression(message.get("expr", ""), message.get("point", {}))}, True)
 
     def op_equivalent(self, message: dict) -> dict:
         return {"result": symbolic.equivalent(message.get("answer", ""), message.get("key", ""))}
