@@ -1,0 +1,87 @@
+"""Which .grad changes in a step no backward pass made, though no wrapper saw them (writes.py sees only
+``x.grad = t`` through torch.Tensor): ``torch._C.TensorBase.grad.__set__(x, t)``, ``x.grad.mul_(2)``.
+
+Each row's tensor (a leaf, or one that retains its grad) is noted by the state of its .grad: which tensor
+it is and that tensor's version counter (an in-place op bumps it; a .grad set anew is another tensor).
+Noted as the step starts and just before and after each backward pass (backward_log.py calls here): a
+state that moved outside a pass, before the first, between two or after the last, was written by
+something else; so was a .grad whose value changed in a step where no pass moved it (a write through
+.data bumps no version). Only the first PASSES_WATCHED passes of a step are noted: a training loop's
+others run at torch's speed, and what they moved is not told apart.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from gradrepl.kernel.inspect.captured import DATA_PTR, GET, NO_TORCH_FUNCTION, _id
+
+PASSES_WATCHED = 64
+
+_watched: list[list] = []  # [weakref to the tensor, the state of its .grad when last noted]
+_outside: set[int] = set()  # ids of tensors whose .grad state moved outside a pass
+_by_pass: set[int] = set()  # ids of tensors whose .grad state a pass moved
+_passes = 0
+_depth = 0  # a pass run from inside another's hook is part of that pass
+
+
+class Origins(NamedTuple):
+    outside: frozenset[int]            # .grad moved outside any backward pass
+    by_pass: frozenset[int] | None     # .grad moved by one (None: passes ran unwatched, any may have)
+
+
+def begin(refs) -> None:
+    """A step starts: note the .grad of each tensor the weak references in `refs` still reach."""
+    global _passes, _depth
+    _outside.clear()
+    _by_pass.clear()
+    _passes = _depth = 0
+    with NO_TORCH_FUNCTION():
+        _watched[:] = [[ref, _state(ref())] for ref in refs]
+
+
+def before_pass() -> None:
+    global _depth
+    _depth += 1
+    if _depth == 1 and _passes < PASSES_WATCHED:
+        _note(_outside)
+
+
+def after_pass() -> None:
+    global _depth, _passes
+    _depth -= 1
+    if _depth == 0:
+        _passes += 1
+        if _passes <= PASSES_WATCHED:
+            _note(_by_pass)
+
+
+def end() -> Origins:
+    """The step ended: which .grad states moved outside a pass, and which a pass moved."""
+    if _passes <= PASSES_WATCHED:
+        _note(_outside)
+    return Origins(frozenset(_outside), frozenset(_by_pass) if _passes <= PASSES_WATCHED else None)
+
+
+def _note(moved: set[int]) -> None:
+    """Each watched .grad's state now; the id of each whose state moved since last noted goes in `moved`."""
+    with NO_TORCH_FUNCTION():
+        for entry in _watched:
+            tensor = entry[0]()
+            if tensor is None:
+                continue
+            state = _state(tensor)
+            if state != entry[1]:
+                moved.add(_id(tensor))
+                entry[1] = state
+
+
+def _state(tensor) -> tuple | None:
+    """Which tensor holds `tensor`'s .grad, and its version (None: no .grad, or none a pass writes)."""
+    try:
+        if tensor is None or not (GET["is_leaf"](tensor) or GET["retains_grad"](tensor)):
+            return None
+        grad = GET["grad"](tensor)
+        return None if grad is None else (_id(grad), DATA_PTR(grad), GET["_version"](grad))
+    except Exception:  # a tensor without storage (a transform's wrapper): nothing to note
+        return None
