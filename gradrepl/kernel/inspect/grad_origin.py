@@ -6,17 +6,21 @@ it is and that tensor's version counter (an in-place op bumps it; a .grad set an
 Noted as the step starts and just before and after each backward pass (backward_log.py calls here): a
 state that moved outside a pass, before the first, between two or after the last, was written by
 something else; so was a .grad whose value changed in a step where no pass moved it (a write through
-.data bumps no version). Only the first PASSES_WATCHED passes of a step are noted: a training loop's
-others run at torch's speed, and what they moved is not told apart.
+.data bumps no version). A retained non-leaf .grad that a pass replaced can take the old one's address,
+storage and version, so its state holds its values too (up to VALUES_NOTED numbers), and a row whose .grad
+a pass moved is read again (writes.MARKED). Only the first PASSES_WATCHED passes of a step are noted: a
+training loop's others run at torch's speed, and what they moved is not told apart.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from gradrepl.kernel.inspect.captured import DATA_PTR, GET, NO_TORCH_FUNCTION, _id
+from gradrepl.kernel.inspect import writes
+from gradrepl.kernel.inspect.captured import DATA_PTR, DETACH, GET, NO_TORCH_FUNCTION, NUMEL, TOLIST, _id
 
 PASSES_WATCHED = 64
+VALUES_NOTED = 16  # a retained non-leaf .grad's numbers kept in its state, as the shadow formulas' cap
 
 _watched: list[list] = []  # [weakref to the tensor, the state of its .grad when last noted]
 _outside: set[int] = set()  # ids of tensors whose .grad state moved outside a pass
@@ -74,14 +78,20 @@ def _note(moved: set[int]) -> None:
             if state != entry[1]:
                 moved.add(_id(tensor))
                 entry[1] = state
+                if moved is _by_pass:
+                    writes.MARKED.add(_id(tensor))  # the row's own key may not see it (a retained grad)
 
 
 def _state(tensor) -> tuple | None:
     """Which tensor holds `tensor`'s .grad, and its version (None: no .grad, or none a pass writes)."""
     try:
-        if tensor is None or not (GET["is_leaf"](tensor) or GET["retains_grad"](tensor)):
+        leaf = tensor is not None and GET["is_leaf"](tensor)
+        if not leaf and not (tensor is not None and GET["retains_grad"](tensor)):
             return None
         grad = GET["grad"](tensor)
-        return None if grad is None else (_id(grad), DATA_PTR(grad), GET["_version"](grad))
+        if grad is None:
+            return None
+        values = None if leaf or NUMEL(grad) > VALUES_NOTED else repr(TOLIST(DETACH(grad)))  # nan == nan
+        return _id(grad), DATA_PTR(grad), GET["_version"](grad), values
     except Exception:  # a tensor without storage (a transform's wrapper): nothing to note
         return None
