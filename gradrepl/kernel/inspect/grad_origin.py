@@ -40,8 +40,9 @@ def begin(refs) -> None:
     _outside.clear()
     _by_pass.clear()
     _passes = _depth = 0
-    with NO_TORCH_FUNCTION():
-        _watched[:] = [[ref, _state(ref())] for ref in refs]
+    with NO_TORCH_FUNCTION():  # only a tensor that requires grad has a .grad a pass writes: the rest cost nothing
+        _watched[:] = [[ref, _state(tensor)] for ref in refs
+                       if (tensor := ref()) is not None and GET["requires_grad"](tensor)]
 
 
 def before_pass() -> None:
