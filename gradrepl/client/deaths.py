@@ -31,8 +31,9 @@ class ForkFailed(KernelDied):
     """The zygote could not fork a kernel (or stopped with the request's pipes): start one another way."""
 
 
-def describe_exit(status: int | None) -> str:
-    """A wait status in words a learner can act on."""
+def describe_exit(status: int | None, runs_learner_code: bool = True) -> str:
+    """A wait status in words a learner can act on. Learner code can end its kernel with any status, so
+    OUT_OF_MEMORY_EXIT says out of memory only from a kernel that runs none (the sympy-only one)."""
     if status is None:
         return "the kernel process ended"
     if os.WIFSIGNALED(status):
@@ -44,6 +45,6 @@ def describe_exit(status: int | None) -> str:
                  signal.SIGSYS: "a forbidden system call (SIGSYS)"}
         return f"the kernel crashed: {names.get(sig, f'signal {sig}')}"
     code = os.WEXITSTATUS(status)
-    if code == OUT_OF_MEMORY_EXIT:
+    if code == OUT_OF_MEMORY_EXIT and not runs_learner_code:
         return OUT_OF_MEMORY
     return f"the kernel process exited with status {code} (os._exit or a fatal error)"

@@ -184,7 +184,7 @@ class KernelClient:
             status = await _status_soon(exited)
             # An exited kernel's pipe ends soon: wait for all it said (on a loaded machine that is not 0.5 s).
             text, _ = await stderr.step_output(-1, 5.0 if status is not None else 0.5)
-            reason = kernel.replies.broken or describe_exit(status)
+            reason = kernel.replies.broken or describe_exit(status, self.options.runs_learner_code)
             raise KernelDied(f"the kernel failed to start: {reason}\n{text.strip()}")
         # The frontend's own layers, beside those the kernel applied to itself (gradrepl doctor lists both).
         ready["sandbox"].update(interrupt_page=page_layer, replies=REPLIES_LAYER)
@@ -260,7 +260,7 @@ class KernelClient:
         """Why `kernel` gave no reply: the reason it was killed for, a broken protocol, or its exit."""
         reason, self._death_reason = self._death_reason, None  # said once: a later death has its own
         status = await _status_soon(kernel.exited)
-        return KernelDied(reason or kernel.replies.broken or describe_exit(status))
+        return KernelDied(reason or kernel.replies.broken or describe_exit(status, self.options.runs_learner_code))
 
     async def step_output(self, kernel: KernelProcess, step: int, reply: dict) -> tuple[str, str]:
         """What step `step` printed on stdout and stderr, once its `execute` reply is in; notes on the

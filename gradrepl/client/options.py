@@ -26,6 +26,11 @@ class KernelOptions:
     warm_later: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def runs_learner_code(self) -> bool:
+        """Whether its kernels run learner code (which can end them with any exit status)."""
+        return self.kernel_module != SYMBOLIC_KERNEL
+
 
 # `gradrepl check` without a point: the symbolic derivatives from a sandboxed kernel that imports sympy,
 # never torch (kernel/symbolic_kernel.py). Spawned, by its module name, as the full kernel is.

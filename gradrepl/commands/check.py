@@ -24,6 +24,9 @@ from gradrepl.commands.common import add_kernel_options, emit_json, kernel_optio
 from gradrepl.terminal_text import visible
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_BAD_INPUT, EXIT_NO_KERNEL = 0, 1, 2, 3
+# The memory limit under which both kernels check x**2 (sympy, and torch's crosscheck with the full kernel's
+# 16 MiB reserve: about 35 and 50 MiB here), rounded up; tests/commands/test_check_without_point.py runs it.
+CHECKER_NEEDS_MIB = 64
 EXIT_CODES = ("Exit status: 0 every derivative agrees; 1 some disagree, or none could be compared (no finite "
               "derivative at the point, as 1/x or sqrt(x) at x=0); 2 bad, refused or too large input, or no point "
               "given where none can be asked for; 3 no kernel could run the check.")
@@ -131,6 +134,8 @@ def _report(reply, as_json: bool) -> int | None:
     """Print a check's reply; its exit status, or None when it holds only the derivatives (no point)."""
     from gradrepl.views.check import render_check
 
+    if reply.exhausted == "memory" and reply.code != "expression_memory":  # before it reached the expression
+        return _report_checker_memory()
     if reply.exhausted:
         return _report_exhausted(reply.exhausted)
     if reply.lost or (reply.error and "error" not in reply.data):
@@ -187,15 +192,22 @@ async def _ask_point(names: list[str], as_json: bool) -> dict[str, float] | None
 
 def _report_exhausted(what: str) -> int:
     print(f"gradrepl check: the expression is too large to evaluate (the kernel ran out of {what}); "
-          "try a smaller one", file=sys.stderr)
+          "try a smaller one" + (" or raise --memory-limit" if what == "memory" else ""), file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _report_checker_memory() -> int:
+    print("gradrepl check: the memory limit is too small for the checker (the kernel ran out of memory before "
+          f"it could check the expression): it needs roughly {CHECKER_NEEDS_MIB} MiB, e.g. --memory-limit "
+          f"{CHECKER_NEEDS_MIB}M", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
 def _no_kernel(reason: str) -> int:
     from gradrepl.client.deaths import OUT_OF_MEMORY
 
-    if OUT_OF_MEMORY in reason.lower():  # as a reply that says so: the check is too large for the limit
-        return _report_exhausted("memory")
+    if OUT_OF_MEMORY in reason.lower():  # the sympy-only kernel's exit: out of memory before any reply
+        return _report_checker_memory()
     print(f"gradrepl check: no kernel could run the check: {visible(reason)}", file=sys.stderr)
     return EXIT_NO_KERNEL
 

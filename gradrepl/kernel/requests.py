@@ -15,7 +15,7 @@ import torch
 from gradrepl import source_file
 from gradrepl.kernel import helptext, sandbox, script_run, step_warnings
 from gradrepl.kernel.guard import Overtime, safe_text, time_limit
-from gradrepl.kernel.inspect import made_by, task_state, writes
+from gradrepl.kernel.inspect import grad_origin, made_by, task_state, writes
 from gradrepl.kernel.inspect.diagnose import AccumulationWatch, Scene
 from gradrepl.kernel.inspect.transforms import TransformWatch
 from gradrepl.kernel.inspect.graph import graph_of
@@ -27,6 +27,7 @@ from gradrepl.kernel.inspect.trace import StepTraces, TraceError, preview
 from gradrepl.kernel.step import (RESULT_CAP, TIMEIT_FILE, error_words,
                                   short_repr, split_last_expression, time_statement, warning_notes)
 from gradrepl.kernel.streams import CappedStream, end_output
+from gradrepl.kernel.check_memory import within_memory
 from gradrepl.kernel.symbolic import checks as symbolic
 from gradrepl.kernel.tracebacks import cell_name, error_info, remember_source
 from gradrepl.protocol import messages as protocol
@@ -138,6 +139,7 @@ class Kernel:
         outcome = {"result": None, "error": None, "notes": []}
         tracer, self.armed_trace = self.armed_trace, None
         transforms_before, grads_before = self.transforms.calls, self.inspector.grads()
+        grad_origin.begin(self.inspector.refs())
         first_line = int(message.get("first_line", 1))
         made_by.begin_step(step, message["source"], first_line)
         try:
@@ -150,7 +152,7 @@ class Kernel:
             # bounded reads; an object that hangs or raises is skipped from then on, said once in the notes
             rows, removed, panel_notes = self.inspector.guarded_step(self.namespace, self.flags_dirty)
             outcome["notes"].extend(panel_notes)
-            outcome["grads_set"] = _grads_set(rows, self.inspector.names_by_id())
+            outcome["grads_set"] = _grads_set(rows, self.inspector.names_by_id(), grads_before)
         finally:
             # Whatever happened, the step's output ends, so the client never waits for it; the sentinels
             # go out just before the reply, so the client wakes up once for all three.
@@ -290,7 +292,8 @@ class Kernel:
         return {"check": symbolic.check_tensor(self.namespace, message.get("name", ""), self.inspector.resolve)}
 
     def op_check_expr(self, message: dict) -> dict:
-        return {"check": symbolic.check_expression(message.get("expr", ""), message.get("point", {}))}
+        return within_memory(  # at a point, or a constant: torch's crosscheck
+            lambda: {"check": symbolic.check_expression(message.get("expr", ""), message.get("point", {}))}, True)
 
     def op_equivalent(self, message: dict) -> dict:
         return {"result": symbolic.equivalent(message.get("answer", ""), message.get("key", ""))}
@@ -427,11 +430,17 @@ def _jedi():
     return jedi
 
 
-def _grads_set(rows: list[dict], names: dict[int, str]) -> list[str]:
-    """The changed rows whose .grad the step set or deleted by hand (`x.grad = None`): what their .grad holds
-    now is no addition onto what it held before the step (every changed row, when the writes went unfollowed)."""
-    ids = writes.grads_set()
+def _grads_set(rows: list[dict], names: dict[int, str], grads_before: dict[str, object]) -> list[str]:
+    """The changed rows whose .grad the step set, deleted or changed other than by a backward pass
+    (`x.grad = None`, `x.grad.mul_(2)`, grad_origin.py): what their .grad holds now is no addition onto what
+    it held before the step (every changed row, when the writes went unfollowed)."""
+    ids, origins = writes.grads_set(), grad_origin.end()
     if ids is None:
         return [row["name"] for row in rows]
     changed = {row["name"] for row in rows}
-    return sorted(names[i] for i in ids if i in names and names[i] in changed)
+    regraded = {row["name"] for row in rows if row.get("grad") != grads_before.get(row["name"])}
+    unmade = set(origins.outside)  # moved outside a pass; or changed while no pass moved it
+    if origins.by_pass is not None:
+        unmade |= {i for i in names if i not in origins.by_pass}
+    return sorted({names[i] for i in ids if i in names and names[i] in changed}
+                  | {names[i] for i in unmade if i in names and names[i] in regraded})

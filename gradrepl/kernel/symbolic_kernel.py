@@ -34,12 +34,14 @@ def handle(message: dict) -> dict:
 
 def _derivatives(msg_id, expr) -> dict:
     """The derivatives' reply; out of time said as the full kernel says it, so `check` calls it too large
-    (exit 2) here too. Out of memory raises on to wiring.answer_requests, which says it the same way."""
+    (exit 2) here too, and out of memory as check_memory.within_memory says it (the checker's or the expression's).
+    Out of memory elsewhere raises on to wiring.answer_requests, which says it the same way."""
     try:
         with time_limit(protocol.OP_SECONDS):
+            from gradrepl.kernel.check_memory import within_memory
             from gradrepl.kernel.symbolic import checks
 
-            return protocol.reply(msg_id, check=checks.derivatives(expr))
+            return protocol.reply(msg_id, **within_memory(lambda: {"check": checks.derivatives(expr)}, False))
     except Overtime:
         return protocol.reply(msg_id, ok=False, exhausted="time",
                               error={"code": "gave_up", "names": {"op": "check_expr", "seconds": protocol.OP_SECONDS}})

@@ -21,6 +21,7 @@ class RequestResult(Generic[Data]):
     column: int | None = None  # where an expression could not be read (1-based)
     lost: bool = False         # no kernel answered: it died, and a fresh one was started
     exhausted: str | None = None  # "memory" or "time": the kernel ran out of it answering (input too large)
+    code: str | None = None       # the kernel's code for `error`, where it sent one (views/remarks.py words it)
 
     @property
     def ok(self) -> bool:
@@ -33,7 +34,7 @@ def request_result_from(raw: dict[str, Any], inner: str | None = None) -> Reques
         return RequestResult(error=str(raw["lost"]), lost=True)
     data = raw.get(inner) or {} if inner else raw
     error = data.get("error") or (raw.get("error") if inner else None)
-    exhausted = raw.get("exhausted")
+    exhausted, code = raw.get("exhausted"), raw.get("error_code")
     if isinstance(error, dict):
-        return RequestResult(data, str(error.get("message", error)), error.get("column"), exhausted=exhausted)
-    return RequestResult(data, str(error) if error else None, exhausted=exhausted)
+        return RequestResult(data, str(error.get("message", error)), error.get("column"), exhausted=exhausted, code=code)
+    return RequestResult(data, str(error) if error else None, exhausted=exhausted, code=code)

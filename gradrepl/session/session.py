@@ -563,7 +563,7 @@ class Session:
             return {"lost": crashed.kernel_event, "reason": died.reason, **overdue}
         error = reply.get("error")
         if isinstance(error, dict) and "code" in error:  # the kernel's code and names, in words (views/remarks.py)
-            reply["error"] = request_error(error["code"], error.get("names"))
+            reply["error"], reply["error_code"] = request_error(error["code"], error.get("names")), error["code"]
         word_trace(reply.get("trace"))  # op trace's note (execute's: word_step)
         for key in ("check", "result"):  # a symbolic check's or a derive answer's input it cannot take
             inner = reply.get(key)

@@ -109,6 +109,8 @@ REQUEST_ERRORS = {
     "raised": "the kernel could not answer {op}: code of yours that it reached raised {error}",
     "unknown_op": "unknown op {op!r}",
     "cursor_outside": "the cursor ({cursor}) is outside the code ({length} characters)",
+    "checker_memory": "the memory limit is too small for the checker: the kernel ran out of memory loading it",
+    "expression_memory": "the kernel ran out of memory checking this expression (its memory limit)",
     "reply_too_large": "the kernel's answer was {mib} MiB, more than the {cap_mib} MiB a reply may hold (too many "
                        "tensors at once?)",
     **FILE_ERRORS,  # op read_script's

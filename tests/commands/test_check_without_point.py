@@ -140,3 +140,26 @@ def test_a_tiny_memory_limit_is_out_of_memory_every_time():
         done = subprocess.run([*GRADREPL, "check", "x**2", "--memory-limit", "1M"], capture_output=True, text=True,
                               timeout=180, stdin=subprocess.DEVNULL)
         assert (done.returncode, "ran out of memory" in done.stderr) == (check.EXIT_BAD_INPUT, True), done.stderr
+
+
+def _checked(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*GRADREPL, "check", "x**2", *args], capture_output=True, text=True, timeout=180,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("limit, at", [("16M", ()), ("30M", ()), ("16M", ("--at", "x=1")), ("40M", ("--at", "x=1"))])
+def test_a_limit_too_small_for_the_checker_says_so_not_that_the_expression_is_too_large(limit, at):
+    """Under a few dozen MiB the checker itself (sympy, and torch's crosscheck at a point) does not fit: the
+    smallest formula cannot be too large, an ImportError loading a library under the limit is no missing
+    module. Each run says the limit is too small, and how much the checker needs, with exit 2."""
+    for _ in range(3):
+        done = _checked("--memory-limit", limit, *at)
+        assert done.returncode == check.EXIT_BAD_INPUT, done.stderr
+        assert "memory limit is too small for the checker" in done.stderr, done.stderr
+        assert f"{check.CHECKER_NEEDS_MIB}M" in done.stderr and "too large" not in done.stderr, done.stderr
+
+
+def test_the_memory_the_checker_is_said_to_need_is_enough():
+    for at in ((), ("--at", "x=1")):
+        done = _checked("--memory-limit", f"{check.CHECKER_NEEDS_MIB}M", *at)
+        assert "d/dx = 2*x" in done.stdout or "agree" in done.stdout, done.stderr

@@ -70,6 +70,19 @@ def test_a_crash_with_stop_on_error_ends_the_replay(tmp_path):
     assert lines[-1] == {**lines[-1], "steps": 2, "errors": 1, "skipped": 2}
 
 
+def test_a_script_that_exits_with_the_out_of_memory_status_is_not_said_to_run_out_of_memory(tmp_path):
+    """86 is what the sympy-only kernel ends with out of memory; a script can pick it too: its own exit."""
+    script = tmp_path / "exits.py"
+    script.write_text("import os; os._exit(86)\n")
+    proc, lines = run_json(script)
+    (crashed,) = steps(lines)
+    assert crashed["error"]["type"] == "KernelLost" and "status 86" in crashed["error"]["message"]
+    assert "out of memory" not in json.dumps(crashed), crashed
+    text = subprocess.run([*GRADREPL, "run", str(script)], capture_output=True, text=True, timeout=120)
+    said = text.stdout + text.stderr
+    assert "status 86" in said and "out of memory" not in said, said
+
+
 def test_a_step_past_the_timeout_is_interrupted_and_the_next_one_runs(tmp_path):
     script = tmp_path / "slow.py"
     script.write_text("import time\nn = 1\ntime.sleep(60)\nn += 1\nprint('next', n)\n")

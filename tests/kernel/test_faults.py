@@ -178,6 +178,15 @@ async def test_os_exit_is_reported(session):
     await assert_recovers(session, "before = 1", "import os\nos._exit(3)")
 
 
+async def test_an_exit_with_the_out_of_memory_status_is_the_learners_own_exit(session):
+    """Learner code can end the kernel with any status, protocol.OUT_OF_MEMORY_EXIT too: that is its own
+    exit, never said to be the kernel running out of memory."""
+    result = await session.execute("import os\nos._exit(86)")
+    assert_lost_in_words(result)
+    assert "status 86" in result.kernel_event and "memory" not in result.kernel_event, result.kernel_event
+    await assert_recovers(session, "import os\nos._exit(86)")
+
+
 async def test_sys_exit_is_caught_and_the_kernel_survives(session):
     await session.execute("kept = 'yes'")
     pid = session.kernel_info["pid"]

@@ -3,6 +3,7 @@ words the TUI's panel uses (views.tables.grad_words): on a real pty, and in `gra
 
 import subprocess
 
+from tests.support.cli import run_json, steps
 from tests.support.paths import GRADREPL
 from tests.support.pty import screen_lines
 
@@ -50,3 +51,22 @@ def test_run_prints_what_the_second_backward_added(tmp_path):
     third, fourth = steps[4], steps[5]  # `import torch` is step 1
     assert "y.backward(retain_graph=True)" in third and "(+" not in third
     assert "y.backward()" in fourth and "14 (+7 at In [5])" in fourth, proc.stdout
+
+
+# Writes to x.grad no backward made: in place on the .grad, and through TensorBase's own setter (which the
+# panel's wrapper on torch.Tensor.grad never sees); then a backward that does add, then both in one step.
+BYPASSING = ["x = torch.tensor(2.0, requires_grad=True)", "(x ** 2 + 3 * x).backward()", "x.grad.mul_(2)",
+             "torch._C.TensorBase.grad.__set__(x, torch.tensor(20.0))", "(x ** 2 + 3 * x).backward()",
+             "x.grad.mul_(2); (x ** 2 + 3 * x).backward()", "(x ** 2 + 3 * x).backward(); x.grad.add_(1)"]
+
+
+def test_a_grad_changed_by_no_backward_is_not_shown_as_added_by_one(tmp_path):
+    script = tmp_path / "bypass.py"
+    script.write_text("\n".join(BYPASSING) + "\n")
+    proc, lines = run_json(script)
+    assert proc.returncode == 0, proc.stderr
+    assert [step["grads_set"] for step in steps(lines)] == [[], [], ["x"], ["x"], [], ["x"], ["x"]]
+    text = subprocess.run([*GRADREPL, "run", str(script)], capture_output=True, text=True, timeout=120)
+    shown = text.stdout.split("── step ")[1:]
+    assert ["(+" in step for step in shown] == [False, False, False, False, True, False, False], text.stdout
+    assert "27 (+7 at In [5])" in shown[4], shown[4]

@@ -8,6 +8,7 @@ from gradrepl.kernel.inspect.captured import (ACCUMULATE_GRAD, AUTOGRAD, AUTOGRA
                                               GET, GRADIENT_EDGE, NO_TORCH_FUNCTION, NUMEL, RUN_BACKWARD, STASH,
                                               STRIDED, TENSOR_TYPES, TOLIST, UNSTASH, _copy_context, _id, _issubclass,
                                               _len, _list, _tuple, _type, dict_get, set, sorted, type_name, zip)
+from gradrepl.kernel.inspect import grad_origin
 from gradrepl.kernel.inspect.reads import VALUE_CAP, _attribute, _index, _values, plain, quiet_grad
 
 
@@ -107,9 +108,11 @@ def _run_backward(t_outputs, *args, **kwargs):
                 walked = None
     hooks = _watch_arrivals(log, walked[1]) if walked is not None else []
     STASH("context", _copy_context())  # what torch's own entry does for compiled autograd
+    grad_origin.before_pass()
     try:
         result = RUN_BACKWARD(ENGINE, t_outputs, *args, **kwargs)
     finally:
+        grad_origin.after_pass()
         UNSTASH("context")
         for hook in hooks:
             hook.remove()

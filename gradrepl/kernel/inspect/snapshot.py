@@ -244,6 +244,10 @@ class Inspector:
         ref = self._refs.get(name)
         return None if ref is None else ref()
 
+    def refs(self) -> list:
+        """A weak reference to each row's tensor."""
+        return list(self._refs.values())
+
     def names_by_id(self) -> dict[int, str]:
         """id(tensor) -> row name for every live row, for the graph view."""
         result = {}

@@ -271,12 +271,28 @@ def out_of_memory(exc: BaseException) -> bool:
     """MemoryError; the SystemError ("error return without exception set", "returned NULL without
     setting an exception") that C code in sympy, torch or the import machinery gives when an allocation
     fails on the limit and it forgets to set MemoryError; or an OSError ENOMEM (the import machinery
-    listing a package's folder, such as mpmath's, under a limit of a few MiB)."""
+    listing a package's folder, such as mpmath's, under a limit of a few MiB); or the ImportError of a
+    compiled module whose file is larger than the room the limit leaves (dlopen's "failed to map segment")."""
     if isinstance(exc, MemoryError):
         return True
     if isinstance(exc, OSError):
         return exc.errno == errno.ENOMEM
+    if isinstance(exc, ImportError):
+        return bool(exc.path) and _no_room_for(exc.path)
     return isinstance(exc, SystemError) and address_space_reached()
+
+
+def _no_room_for(path: str) -> bool:
+    """Whether mapping the file at `path` would pass RLIMIT_AS from this process's address space now."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return False
+    try:
+        return limit - _vm_size() < os.path.getsize(path)
+    except MemoryError:
+        return True
+    except OSError:
+        return False
 
 
 def address_space_reached(slack: int = 1 << 20) -> bool:

@@ -623,9 +623,16 @@ def test_an_enomem_oserror_counts_as_running_out_of_memory():
     """Under a memory limit of a few MiB the import machinery fails listing a package's folder with OSError
     ENOMEM, not MemoryError (`gradrepl check x**2 --memory-limit 1M`, importing sympy's mpmath): the
     kernels must call that out of memory (check's exit 2, "ran out of memory"), not a kernel that failed."""
+    import _ctypes
+
     from gradrepl.kernel.sandbox import out_of_memory
+
+    ctypes_library = _ctypes.__file__
 
     assert out_of_memory(OSError(errno.ENOMEM, "Cannot allocate memory", "/venv/site-packages/mpmath"))
     assert out_of_memory(MemoryError())
     assert not out_of_memory(OSError(errno.ENOENT, "No such file or directory"))
     assert not out_of_memory(PermissionError(errno.EACCES, "Permission denied"))
+    # dlopen failing to map a library counts only where the library does not fit under RLIMIT_AS (none here)
+    assert not out_of_memory(ImportError("failed to map segment from shared object", path=ctypes_library))
+    assert not out_of_memory(ImportError("No module named 'nothing_here'"))
