@@ -536,7 +536,7 @@ class Session:
         return request_result_from(await self._request("equivalent", answer=answer, key=key), "result")
 
     async def _request(self, op: str, **fields) -> dict:
-        """The kernel's reply (checked against op's schema by the client), or {"lost": words} when no
+        """The kernel's reply (checked against op's schema by the client), or {"lost": words, "reason": why} when no
         kernel answered: it died or broke the protocol, and a fresh one was started."""
         kernel = self.client.kernel
         try:
@@ -547,7 +547,7 @@ class Session:
                 # that restart's; starting another would wipe what is being built in it.
                 return {"lost": f"the kernel was restarted while it answered ({died.reason})"}
             crashed = await self._after_crash(self.step, f"<{op}>", died.reason)
-            return {"lost": crashed.kernel_event}
+            return {"lost": crashed.kernel_event, "reason": died.reason}
         error = reply.get("error")
         if isinstance(error, dict) and "code" in error:  # the kernel's code and names, in words (views/remarks.py)
             reply["error"] = request_error(error["code"], error.get("names"))
