@@ -307,6 +307,14 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
      "torch.float64", "the leaf you made"),
     ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\ny = x3 * x3 * x3\ny.backward()",
      "the power x3 ** 3", "another expression"),
+    # the seventh: a hand-written derivative is not told about x3 * x3 * x3; a detached h is a leaf, not told
+    # "h is not a leaf"; the in-place op named is the one the attempt wrote
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(3 * x3 ** 2).backward()",
+     "`**`", "x3 * x3 * x3"),
+    ("leaves-and-hooks/keep-h-grad", "h = (x * 3).detach().requires_grad_()\nz = h ** 2\nz.backward()\ngrad_h = h.grad",
+     "detach", "h is not a leaf"),
+    ("in-place/out-of-place", "s = a.sigmoid().clone()\ns.add_(s.clone())\ns.sum().backward()",
+     "s.add_(s.clone())", "s.mul_"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
     feedback = await refusal(session, uid, attempt)
@@ -492,22 +500,3 @@ async def test_an_honest_fix_by_another_road_is_accepted(session, uid, attempt):
 ])
 async def test_a_game_by_those_roads_is_still_refused(session, uid, attempt):
     await refusal(session, uid, attempt, "a game by setattr or a method")
-
-
-# A refusal's words are true of the attempt they answer (issue 22, seventh blind play-through).
-@pytest.mark.parametrize("uid, attempt, says, never", [
-    # the power is the form asked for; a hand-written derivative is not told about x3 * x3 * x3
-    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(3 * x3 ** 2).backward()",
-     "`**`", "x3 * x3 * x3"),
-    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 * x3 * x3).backward()",
-     "`**`", "not be written in by hand"),
-    # a detached h is a leaf: it is not told "h is not a leaf"
-    ("leaves-and-hooks/keep-h-grad", "h = (x * 3).detach().requires_grad_()\nz = h ** 2\nz.backward()\ngrad_h = h.grad",
-     "detach", "h is not a leaf"),
-    # the in-place op named is the one the attempt wrote
-    ("in-place/out-of-place", "s = a.sigmoid().clone()\ns.add_(s.clone())\ns.sum().backward()",
-     "s.add_(s.clone())", "s.mul_"),
-])
-async def test_a_refusal_names_what_the_attempt_did(session, uid, attempt, says, never):
-    feedback = await refusal(session, uid, attempt)
-    assert says in feedback and never not in feedback, feedback
