@@ -139,7 +139,7 @@ def _report(reply, as_json: bool) -> int | None:
     if reply.exhausted:
         return _report_exhausted(reply.exhausted)
     if reply.lost or (reply.error and "error" not in reply.data):
-        return _no_kernel(reply.error or "the kernel gave no answer")
+        return _no_kernel(reply.reason or reply.error or "the kernel gave no answer")  # not the REPL's restart words
     if as_json and reply.data:
         emit_json(reply.data)
     if reply.error:  # the kernel read the input and refused it, in words

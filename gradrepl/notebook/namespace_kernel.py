@@ -8,7 +8,8 @@ by the same reply schema. There is no sandbox here, and the lesson's footer says
 
 A "restart" cannot start a fresh process: it takes out of the namespace every name bound or rebound
 since the lesson opened (the learner's names from before stay, as do modules and the lesson's own
-handle), then gives back torch, nn and F, so a replay of the lesson's code rebuilds the lesson's
+handle), then gives back torch, nn and F (and torch's functions and classes as they were imported,
+where a cell patched them: kernel/inspect/torch_patches.py), so a replay of the lesson's code rebuilds the lesson's
 names from nothing, as a fresh kernel would. Every call runs on the main thread (loop_thread.py).
 """
 
@@ -25,12 +26,14 @@ import types
 import torch
 
 from gradrepl.kernel.inspect import task_state
+from gradrepl.kernel.inspect.torch_patches import Patches
 from gradrepl.notebook.loop_thread import LoopThread
 from gradrepl.protocol.messages import ErrorInfo, StepResult
 from gradrepl.protocol.reply_schema import TASK_STATE, Violation
 from gradrepl.terminal_text import visible
 
 RESULT_CAP = 10_000  # characters of a result's repr kept (a tensor of a million numbers prints its summary)
+TORCH_AS_IMPORTED = Patches()  # taken when the notebook's lesson is first imported, before its cells patch torch
 
 
 def fresh_names() -> dict:
@@ -98,6 +101,7 @@ class NamespaceKernel:
             if isinstance(value, torch.Tensor):
                 removed.append(name)
         namespace.update(fresh_names())
+        TORCH_AS_IMPORTED.put_back()  # as a fresh kernel has torch: a patch made in a cell would act unseen
         if self.on_ran is not None:
             self.on_ran("")
         return removed
@@ -105,7 +109,7 @@ class NamespaceKernel:
     def _task_state(self, targets: list, start: bool, token: str, everything: bool) -> dict:
         state = task_state.read(self.shell.user_ns, targets, start, token, everything)
         try:  # as plain data, checked as a kernel's reply is: a task is judged on what the wire would carry
-            return TASK_STATE(json.loads(json.dumps(state)), ("state",))
+            return TASK_STATE(json.loads(json.dumps(state)), ((), "state"))  # where: (parent, key), as the client
         except (Violation, TypeError, ValueError):
             return {}
 

@@ -20,6 +20,7 @@ class RequestResult(Generic[Data]):
     error: str | None = None
     column: int | None = None  # where an expression could not be read (1-based)
     lost: bool = False         # no kernel answered: it died, and a fresh one was started
+    reason: str | None = None  # lost: why the kernel died, without the REPL's words for its restart (error)
     exhausted: str | None = None  # "memory" or "time": the kernel ran out of it answering (input too large)
     code: str | None = None       # the kernel's code for `error`, where it sent one (views/remarks.py words it)
 
@@ -31,7 +32,7 @@ class RequestResult(Generic[Data]):
 def request_result_from(raw: dict[str, Any], inner: str | None = None) -> RequestResult:
     """A raw reply as a RequestResult; ``inner`` names the field holding the payload (e.g. "check")."""
     if "lost" in raw:
-        return RequestResult(error=str(raw["lost"]), lost=True)
+        return RequestResult(error=str(raw["lost"]), lost=True, reason=raw.get("reason"))
     data = raw.get(inner) or {} if inner else raw
     error = data.get("error") or (raw.get("error") if inner else None)
     exhausted, code = raw.get("exhausted"), raw.get("error_code")

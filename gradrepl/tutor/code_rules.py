@@ -103,11 +103,15 @@ def _passes_gradient(code: str, tree: ast.Module) -> str | None:
 def _changes_in_place(code: str, tree: ast.Module) -> str | None:
     """The first in-place change: a method ending in one underscore (mul_, add_; called or only
     named), `x *= 2`, `x[0] = ...`, an `out=` argument, or `x.data = ...`."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):  # called or not: `m = s.mul_; m(2)` is the same op
-            name = node.attr
-            if name.endswith("_") and not name.endswith("__") and name not in IN_PLACE_ALLOWED:
-                return _source(code, node)
+    def in_place(attribute: ast.AST) -> bool:
+        name = attribute.attr if isinstance(attribute, ast.Attribute) else ""
+        return name.endswith("_") and not name.endswith("__") and name not in IN_PLACE_ALLOWED
+
+    for node in ast.walk(tree):  # a call is met before its method: the call, as written, is what ran
+        if isinstance(node, ast.Call) and in_place(node.func):
+            return _source(code, node)
+        if in_place(node):  # only named: `m = s.mul_; m(2)` is the same op
+            return _source(code, node)
         if isinstance(node, ast.Call) and any(k.arg == "out" for k in node.keywords):
             return _source(code, node)
         if isinstance(node, ast.AugAssign):
@@ -145,9 +149,22 @@ def _transforms_only(code: str, tree: ast.Module) -> str | None:
             return f"`{_source(code, node)}` is a formula of your own"
         if isinstance(node, ast.AugAssign):
             return f"`{_source(code, node)}` is a formula of your own"
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in TRANSFORMS:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in TRANSFORMS \
+                and not _input_method(node):
             return f"`{_source(code, node)}` computes with torch itself, beside the transforms"
     return None
+
+
+# Methods that hand a transform its input as it is (x.detach() where x requires grad): no formula of one's own.
+INPUT_METHODS = {"detach", "clone", "float", "requires_grad_"}
+
+
+def _input_method(node: ast.Call) -> bool:
+    """``node`` is ``x.detach()`` (or a chain of such methods) on a plain name, with constant arguments only."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in INPUT_METHODS \
+            and not node.keywords and all(isinstance(a, ast.Constant) for a in node.args):
+        node = node.func.value
+    return isinstance(node, ast.Name)
 
 
 RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
@@ -168,17 +185,34 @@ def rule_breach(rule: str, code: str) -> str | None:
 
 # -- reaching in -------------------------------------------------------------------------
 
+def _spelled_setattr(node: ast.AST) -> ast.Attribute | None:
+    """``setattr(w, 'requires_grad', v)`` as the attribute it assigns (``w.requires_grad``), when the name
+    is a literal identifier: that is the assignment ``w.requires_grad = v`` spelled as a call, judged as
+    one by ``patches``. A name computed at run time could be anything, so it stays reaching in."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+            and len(node.args) == 3 and not node.keywords):
+        return None
+    name = node.args[1]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
+        return None
+    return ast.copy_location(ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Store()), node)
+
+
 def reaches_in(code: str) -> str | None:
     """The first piece of ``code`` that could reach the tutor's own reader of the state."""
     tree = _parse(code)
     if tree is None:
         return None  # a syntax error fails the attempt anyway
+    spelled = {id(node.func) for node in ast.walk(tree) if _spelled_setattr(node) is not None}
     for node in ast.walk(tree):
+        if id(node) in spelled:
+            continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if any(name.split(".")[0] in BLOCKED_MODULES for name in names):
                 return _source(code, node)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BLOCKED_CALLS:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BLOCKED_CALLS \
+                and id(node.func) not in spelled:
             return _source(code, node)
         elif isinstance(node, ast.Attribute) and (_dunder(node.attr) or node.attr in BLOCKED_ATTRIBUTES):
             return _source(code, node)
@@ -209,6 +243,8 @@ def patches(code: str) -> str | None:
             targets = [node.target]
         elif isinstance(node, ast.Delete):
             targets = node.targets
+        elif _spelled_setattr(node) is not None:
+            targets = [_spelled_setattr(node)]
         else:
             continue
         for target in targets:

@@ -342,7 +342,9 @@ def _state_reason(name: str, field_name: str, key: Key) -> str:
     fn = state.get("grad_fn")
     if field_name == "requires_grad":
         if tracked and leaf:
-            return f": {name} was created with the flag on (nn.Parameter sets it too)"
+            # said of any tracked leaf: made with the flag (requires_grad=True, nn.Parameter) or switched on later
+            return (f": {name} is a leaf whose flag was set on it, not spread from an input (requires_grad=True, "
+                    "requires_grad_(), or nn.Parameter, which switches it on)")
         if tracked:
             return f": an input of the operation that made {name} requires grad, and the flag spreads to results"
         return f": nothing recorded {name} (no tracked input, or made under no_grad / by detach())"

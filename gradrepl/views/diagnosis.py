@@ -104,6 +104,12 @@ CAUSE_WORDS = {
         "and the torch.autograd.grad call that made it did not record its own backward pass. Pass "
         "create_graph=True to that call (and to each one whose result is differentiated again); the leaves "
         "requiring grad is not enough. torch.func transforms need no flag.",
+    "grad_without_graph":
+        "torch.autograd.grad was asked to differentiate {t}, which has no graph behind it: it has no grad_fn, "
+        "because nothing it was computed from requires grad, it was made under torch.no_grad() / with "
+        ".detach(), or it is a gradient from a torch.autograd.grad call without create_graph=True. Compute it "
+        "from leaves created with requires_grad=True, outside no_grad (and pass create_graph=True to a call "
+        "whose result is differentiated again).",
     "grad_not_tensor":
         "{t}.grad holds a gradient, a tensor of {t}'s shape, or None, never a number: backward() adds into it. "
         "To clear it write {t}.grad = None (or {t}.grad.zero_(), or optimizer.zero_grad()); to set it, "

@@ -99,3 +99,19 @@ def test_the_command_imports_neither_sympy_nor_torch_in_the_ui_process():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+# issue 22: a check whose kernel died says so in check's terms; the REPL's restart words (variables lost,
+# history kept, steps from In [1]) are not true of a one-shot command.
+async def test_a_check_whose_kernel_died_says_it_in_checks_terms(capsys):
+    from gradrepl.commands.check import EXIT_NO_KERNEL, _report
+    from gradrepl.session import Session
+
+    async with Session() as session:
+        dead = session.client.kernel
+        dead.kill()
+        await dead.exited
+        code = _report(await session.check_expr("x**2", {"x": 2.0}), False)
+    err = capsys.readouterr().err
+    assert code == EXIT_NO_KERNEL and "gradrepl check: no kernel could run the check" in err, err
+    assert not any(words in err for words in ("variables you defined", "history", "In [1]")), err

@@ -44,6 +44,10 @@ CASES = {
     "an in-place change of a saved tensor": (
         "x = torch.ones(3, requires_grad=True)\ny = x.exp()", "y.add_(1)\ny.sum().backward()",
         ("y", "y.add_", "version 0", "version 1", "clone()")),
+    # issue 22 (L23's autograd-again): the gradient was made in an earlier cell; no backward() was called
+    "torch.autograd.grad of a gradient an earlier cell made without create_graph": (
+        "xr = torch.tensor(4.0, requires_grad=True)\ng, = torch.autograd.grad(xr ** 3, xr)",
+        "g2, = torch.autograd.grad(g, xr)", ("torch.autograd.grad", "g", "create_graph=True")),
 }
 
 
@@ -156,3 +160,12 @@ async def test_the_in_place_why_line_offers_the_out_of_place_form_of_the_op_that
     explanation = (result.error.explanation if result.error else "") or ""
     assert f"{out_of_place} instead of {change}" in explanation, explanation
     assert "add_(1)" not in explanation, explanation
+
+
+# The why-line of a torch.autograd.grad that finds no graph speaks of that call, not of a backward() never made.
+async def test_autograd_grad_without_a_graph_is_not_called_backward(session):
+    ready = await session.execute("u = torch.ones(2)\nv = torch.ones(2, requires_grad=True)")
+    assert ready.error is None, ready.error
+    result = await session.execute("torch.autograd.grad(u.sum(), v)")
+    explanation = result.error.explanation or ""
+    assert "torch.autograd.grad" in explanation and "backward() was called" not in explanation, explanation

@@ -229,3 +229,47 @@ def test_the_panel_shows_what_a_lessons_button_ran(shell):
     rows = {row["name"]: row for row in loaded(shell).panel.rows}
     assert rows["x"]["grad"] is not None and rows["y1"]["grad_fn"] == "AddBackward0"
     cell(shell, "%unload_ext gradrepl")
+
+
+def to_task(shell, lesson_id: str, task: str, before: str = "pass"):
+    """Open `lesson_id`, run the cell `before`, and go to its task `task`, skipping the questions before it."""
+    cell(shell, f"import gradrepl.notebook\nlesson = gradrepl.notebook.learn({lesson_id!r})\n_opened.append(lesson)")
+    lesson = shell.user_ns["lesson"]
+    cell(shell, before)
+    while lesson.widget.question.get("id") != task:
+        if lesson.widget.question:
+            lesson.skip()
+        elif lesson.run.step.kind == "code" and not lesson.run.done():
+            lesson.run_code()
+        assert lesson.run.done() and lesson.run.index + 1 < len(lesson.lesson.steps), "the lesson has no such task"
+        lesson.next()
+    return lesson
+
+
+KEEP_H = "h = x * 3\nh.retain_grad()\nz = h ** 2\nz.backward()\ngrad_h = h.grad"
+UNFIXED_H = "h = x * 3\nz = h ** 2\nz.backward()\ngrad_h = h.grad"
+
+
+# issue 22: a task whose state holds a non-leaf (h, with its grad_fn) was never judged in a notebook: its state
+# was read as nothing, so every attempt, right ones too, was told the lesson's variables had changed.
+def test_a_task_with_a_non_leaf_is_judged_in_a_notebook(shell):
+    lesson = to_task(shell, "leaves-and-hooks", "leaves-and-hooks/keep-h-grad")
+    cell(shell, KEEP_H)
+    lesson.check()
+    assert closed(lesson)["verdict"]["correct"] is True, closed(lesson)["verdict"]
+
+
+# issue 22: in a kernel, a task starts in a fresh process, so a patch of torch made in a cell before it is gone;
+# in a notebook the process stays, and the patch (here a product that keeps every gradient) let the unfixed
+# starter pass. The task's start puts torch back as it was, as a fresh kernel would have it.
+@pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf")  # the unfixed starter's own
+def test_a_patch_of_torch_made_before_a_task_does_not_act_in_its_check(shell):
+    patch = ("_mul = torch.Tensor.__mul__\n"
+             "def _kept(self, other):\n    out = _mul(self, other)\n    if out.requires_grad:\n"
+             "        out.retain_grad()\n    return out\ntorch.Tensor.__mul__ = _kept")
+    lesson = to_task(shell, "leaves-and-hooks", "leaves-and-hooks/keep-h-grad", before=patch)
+    cell(shell, UNFIXED_H)
+    lesson.check()
+    verdict = lesson.widget.question["verdict"]
+    assert verdict["correct"] is False and "grad_h is None" in verdict["feedback"], verdict
+    assert shell.user_ns["torch"].Tensor.__mul__ is not shell.user_ns["_kept"]

@@ -203,3 +203,19 @@ async def test_an_answer_is_judged_in_the_form_the_prompt_asks_for(session, uid,
     graded = await grade(question(uid), answer, session)
     assert graded.correct is right, f"{uid}: {answer!r}: {graded.feedback}"
     assert not graded.retry, graded.feedback
+
+
+# A reason is true of the tensor asked about (issue 22, seventh blind play-through): p = nn.Parameter(zeros)
+# was not created with the flag on (torch.zeros made it off; nn.Parameter switched it on).
+async def test_a_tracked_leafs_reason_says_how_a_leaf_gets_its_flag(session):
+    graded = await grade(question("parameters/parameter-state"),
+                         {"requires_grad": "False", "is_leaf": "True", "grad_fn": "None", "grad": "None"}, session)
+    assert not graded.correct
+    assert "created with the flag on" not in graded.feedback and "nn.Parameter" in graded.feedback, graded.feedback
+
+
+# A misconception names only what the learner was shown in the question (autograd-again shows no d2).
+async def test_autograd_again_feedback_names_no_function_the_question_never_showed(session):
+    graded = await grade(question("func-higher-order/autograd-again"), "tensor(24.)", session)
+    assert not graded.correct
+    assert "d2" not in graded.feedback, graded.feedback

@@ -307,6 +307,14 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
      "torch.float64", "the leaf you made"),
     ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\ny = x3 * x3 * x3\ny.backward()",
      "the power x3 ** 3", "another expression"),
+    # the seventh: a hand-written derivative is not told about x3 * x3 * x3; a detached h is a leaf, not told
+    # "h is not a leaf"; the in-place op named is the one the attempt wrote
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(3 * x3 ** 2).backward()",
+     "`**`", "x3 * x3 * x3"),
+    ("leaves-and-hooks/keep-h-grad", "h = (x * 3).detach().requires_grad_()\nz = h ** 2\nz.backward()\ngrad_h = h.grad",
+     "detach", "h is not a leaf"),
+    ("in-place/out-of-place", "s = a.sigmoid().clone()\ns.add_(s.clone())\ns.sum().backward()",
+     "s.add_(s.clone())", "s.mul_"),
 ])
 async def test_a_gaming_answer_is_refused_in_true_words(session, uid, attempt, says, never):
     feedback = await refusal(session, uid, attempt)
@@ -466,3 +474,29 @@ async def test_a_refusal_prints_no_number_of_the_solutions(session):
     assert "through g" in graded.feedback, graded.feedback
     for shown in ("-1.18", "0.212"):  # the solution's d(penalty)/dg, as it printed
         assert shown not in graded.feedback, graded.feedback
+
+
+# Found by a seventh blind play-through (issue 22, a beginner who knows autograd): honest fixes the checks
+# refused. setattr with a literal name is the assignment it spells; a method on the transform's input (x.detach())
+# is no formula of the learner's.
+@pytest.mark.parametrize("uid, attempt", [
+    ("tracking/opt-in-later", "setattr(w, 'requires_grad', 1 > 0)"),
+    ("tracking/opt-in-later", "setattr(w, \"requires_grad\", True)"),
+    ("func-higher-order/third-derivative", "from torch.func import jacfwd, jacrev, grad\n"
+                                           "third = jacfwd(jacrev(grad(wave)))(x.detach())"),
+    ("func-higher-order/third-derivative", "g = torch.func.grad\nthird = g(g(g(wave)))(x.clone())"),
+])
+async def test_an_honest_fix_by_another_road_is_accepted(session, uid, attempt):
+    await accepted(session, uid, attempt)
+
+
+# ... and the games those roads could carry are still refused.
+@pytest.mark.parametrize("uid, attempt", [
+    ("tracking/opt-in-later", "w.requires_grad_(True)\nsetattr(torch, 'allclose', lambda *a, **k: True)"),
+    ("tracking/opt-in-later", "setattr(w, 'requires_grad_', lambda *a: w)\nw.requires_grad = True"),
+    ("tracking/opt-in-later", "n = 'requires_grad'\nsetattr(w, n, True)"),
+    ("func-higher-order/third-derivative", "third = torch.func.grad(torch.func.grad(wave))(x).neg()"),
+    ("func-higher-order/third-derivative", "third = torch.func.grad(torch.func.grad(torch.func.grad(wave)))(x.mul(1))"),
+])
+async def test_a_game_by_those_roads_is_still_refused(session, uid, attempt):
+    await refusal(session, uid, attempt, "a game by setattr or a method")

@@ -297,13 +297,37 @@ def _grad_of_unrecorded_grad(exc, text, scene):
         output = output.elts[0]
     if not isinstance(output, ast.Name):
         return None
-    for node in ast.walk(_parsed(scene.source) or ast.Module(body=[], type_ignores=[])):
-        if not isinstance(node, ast.Assign) or not any(output.id in _bound(t) for t in node.targets):
-            continue
-        made = node.value.value if isinstance(node.value, ast.Subscript) else node.value
-        if _autograd_grad(made) and not any(k.arg == "create_graph" for k in made.keywords):
-            return "grad_of_unrecorded_grad", {"t": output.id}
+    for source in (scene.source, *_earlier_sources()):  # the gradient may come from an earlier cell
+        for node in ast.walk(_parsed(source) or ast.Module(body=[], type_ignores=[])):
+            if not isinstance(node, ast.Assign) or not any(output.id in _bound(t) for t in node.targets):
+                continue
+            made = node.value.value if isinstance(node.value, ast.Subscript) else node.value
+            if _autograd_grad(made) and not any(k.arg == "create_graph" for k in made.keywords):
+                return "grad_of_unrecorded_grad", {"t": output.id}
     return None
+
+
+def _earlier_sources() -> list[str]:
+    """The statements of the steps before the failing one, the latest first."""
+    if not RECORD.steps:
+        return []
+    current = RECORD.steps[-1][2]
+    return [source for _, source, _ in reversed(RECORD.statements[:current])]
+
+
+def _grad_without_graph(exc, text, scene):
+    """torch.autograd.grad asked to differentiate an output with no graph: no backward() was called, so the
+    words speak of that call, naming its output where it is a name."""
+    if "does not require grad and does not have a grad_fn" not in text:
+        return None
+    call = next((node for node in ast.walk(_parsed(scene.line) or ast.Module(body=[], type_ignores=[]))
+                 if _autograd_grad(node)), None)
+    if call is None:
+        return None
+    output = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "outputs"), None)
+    if isinstance(output, (ast.List, ast.Tuple)) and output.elts:
+        output = output.elts[0]
+    return "grad_without_graph", {"t": ast.unparse(output) if output is not None else "its output"}
 
 
 def _autograd_grad(node) -> bool:
@@ -533,7 +557,7 @@ def _made_by(node, maker: str, depth: int = 8) -> bool:
     return False
 
 
-_FINDERS = (_backward_named, _grad_of_unrecorded_grad, _grad_not_tensor, _grad_shape, _grad_count, _hook_no_grad, _gradcheck, _grad_none, _matmul,
+_FINDERS = (_backward_named, _grad_of_unrecorded_grad, _grad_without_graph, _grad_not_tensor, _grad_shape, _grad_count, _hook_no_grad, _gradcheck, _grad_none, _matmul,
             _inplace_saved)
 
 
