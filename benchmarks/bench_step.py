@@ -8,7 +8,7 @@ plain REPL run it (the shadow recorder too: `run` records none, a script has no
 %check). A second loop trains an nn.Sequential with SGD (momentum) and
 zero_grad(), a third one with Adam and `p.grad = None` by hand. Goal: at most 1.10x plain python for each.
 
-Run: .venv/bin/python -m benchmarks.bench_step [--quick]
+Run: .venv/bin/python -m benchmarks.bench_step [--quick] [--cpu]  (--cpu: benchmarks/timing.py)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.timing import pick
+from benchmarks.timing import clock_name, loop_clock, pick
 
 GRADREPL = Path(sys.executable).with_name("gradrepl")
 LOOP = """\
@@ -112,6 +112,7 @@ def typed(code: str) -> tuple[float, str]:
 def side_by_side(code: str, runs: int) -> str:
     """The loop in `code` under python, `gradrepl run` and typed in a session, interleaved `runs` times:
     each side's median and its ratio to python (the losses must agree)."""
+    code = loop_clock(code)
     with tempfile.NamedTemporaryFile("w", suffix=".py") as script:
         script.write(code)
         script.flush()
@@ -135,7 +136,7 @@ def side_by_side(code: str, runs: int) -> str:
 def main() -> None:
     iterations, runs = pick(1500, 150), pick(5, 1)
     figures = side_by_side(LOOP.format(iterations=iterations), runs)
-    print(f"training loop, {iterations:,} iterations, timed by the script (median of {runs}): {figures}")
+    print(f"training loop, {iterations:,} iterations, timed by the script, {clock_name()} (median of {runs}): {figures}")
     figures = side_by_side(MODULE_LOOP.format(iterations=iterations), runs)
     print(f"nn.Module + SGD(momentum) loop, {iterations:,} iterations (median of {runs}): {figures}")
     figures = side_by_side(ADAM_LOOP.format(iterations=iterations), runs)

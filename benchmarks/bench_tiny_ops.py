@@ -9,7 +9,7 @@ and in this process compiled with and without the marks (the marks' own cost,
 apart from the panel's and the watches' around a step). Goal (issue 28): at most
 1.10x plain python.
 
-Run: .venv/bin/python -m benchmarks.bench_tiny_ops [--quick]
+Run: .venv/bin/python -m benchmarks.bench_tiny_ops [--quick] [--cpu]  (--cpu: benchmarks/timing.py)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import contextlib
 import io
 
 from benchmarks.bench_step import side_by_side
-from benchmarks.timing import pick
+from benchmarks.timing import clock_name, loop_clock, pick
 
 LOOP = """\
 import time
@@ -48,6 +48,7 @@ def stamped_alone(code: str, runs: int) -> tuple[float, float]:
     from gradrepl.kernel.inspect import made_by
 
     made_by.install()
+    code = loop_clock(code)
     plain = compile(code, "<loop>", "exec")
     stamped = compile(made_by.instrument(ast.parse(code), code), "<loop>", "exec")
     times: dict = {plain: [], stamped: []}
@@ -67,7 +68,7 @@ def main() -> None:
     print(f"in one process, marks alone (fastest of {3 * runs}): {alone:.3f} s plainly compiled, {with_stamps:.3f} s with marks "
           f"(ratio {with_stamps / alone:.2f}x)")
     figures = side_by_side(code, runs)
-    print(f"tiny-op loop, {iterations:,} iterations of 7 statements, timed by the script (median of {runs}): {figures}")
+    print(f"tiny-op loop, {iterations:,} iterations of 7 statements, timed by the script, {clock_name()} (median of {runs}): {figures}")
 
 
 if __name__ == "__main__":
