@@ -26,8 +26,8 @@ async def claim_problems(lesson: Lesson, session, prelude: str = "") -> list[str
     if not lesson.claims:
         return []
     problems: list[str] = []
-    done = 0  # replay_sources(lesson, done) has run
-    problems.extend(await rebuild(session, [], lesson.path, prelude))
+    done = 0  # replay_sources(lesson, done) has run: the front matter setup, before any step
+    problems.extend(await rebuild(session, replay_sources(lesson, done), lesson.path, prelude))
     for claim in sorted(lesson.claims, key=lambda c: c.line):
         before = replay_sources(lesson, claim.before)
         already = len(replay_sources(lesson, done))

@@ -23,8 +23,8 @@ ERRORS = {
         "Reduce it to a scalar first (call .sum() or .mean() on it, then .backward()), "
         "or pass backward() a gradient of its shape (torch.ones_like of it).",
     "graph_freed":
-        "The graph was freed: backward() frees the values the graph saved for it, so the same graph cannot be "
-        "walked twice. Pass retain_graph=True to the first backward() if you need a second one, "
+        "The graph was freed: the first backward() freed the values this graph saved for it, so backward "
+        "cannot walk this graph again. Pass retain_graph=True to the first backward() if you need a second one, "
         "or run the forward computation again to build a fresh graph.",
     "integer_requires_grad":
         "Gradients only exist for floating point (or complex) dtypes; this tensor's dtype is an integer type. "

@@ -58,6 +58,10 @@ async def test_a_grad_fn_written_as_its_repr_is_accepted_field_by_field(session)
      "w must be a leaf that requires grad"),
     ("module-loop/write-the-loop", "for step in range(100):\n    loss = loss_fn(model(X), Y)\n    loss.backward()\n"
                                    "    opt.step()", "the loss is still above 0.01"),
+    # Y rebound (to the model's own outputs): the check names Y, not only the weights (blind play-through)
+    ("module-loop/write-the-loop", "Y = model(X).detach()\nfor step in range(100):\n    opt.zero_grad()\n"
+                                   "    loss = loss_fn(model(X), Y)\n    loss.backward()\n    opt.step()",
+     "Y holds other values than the targets the task gave"),
     ("training-loop/one-step", "with torch.no_grad():\n    w = w - lr * w.grad\n    b = b - lr * b.grad",
      "w or b is a new tensor now"),
     ("accumulation-on-purpose/accumulate-right",

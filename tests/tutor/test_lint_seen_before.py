@@ -103,6 +103,17 @@ def test_a_claim_that_does_not_hold_fails_lint_and_play_never_shows_it(tmp_path)
     assert "counted" not in played.stdout and "Inference tensors keep no version counter." in played.stdout
 
 
+def test_a_claim_sees_what_the_front_matter_setup_made(tmp_path):
+    """Claims run in the lesson's canonical namespace, whose first part is the front matter's hidden setup
+    (training-loop makes its data there, so the slope is not on screen): a cell reading it holds."""
+    path = tmp_path / "setup-data.md"
+    path.write_text("---\nid: setup-data\ntitle: setup data\nsetup: |\n  made = torch.ones(2)\n---\n\n"
+                    "```python\ndoubled = made * 2\n```\n\n```python claim\nassert doubled.sum().item() == 4\n```\n\n"
+                    + predict("q", "What is doubled.sum().item()?", "doubled.sum().item() + 1"), encoding="utf-8")
+    done = lint(str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_a_title_or_a_heading_above_that_gives_the_answer_fails_lint(tmp_path):
     # The title is play's first line; a heading stays on screen above every question under it,
     # even one asked after another question.

@@ -148,6 +148,9 @@ def test_run_json_carries_the_diagnosis_code_and_its_words(tmp_path):
     failed = next(step for step in steps if step.get("type") == "step" and step.get("error"))
     assert failed["error"]["diagnosis"] == "graph_freed", failed["error"]
     assert failed["error"]["explanation"].startswith("The graph was freed"), failed["error"]
+    # of this graph, not of every graph: (x + 1).sum() saves nothing and can be walked twice (retain-graph)
+    assert "this graph" in failed["error"]["explanation"], failed["error"]
+    assert "the same graph cannot be walked twice" not in failed["error"]["explanation"], failed["error"]
 
 
 async def test_details_word_a_leaf_a_freed_graph_and_a_check_as_percent_magics_do(tmp_path):

@@ -206,10 +206,20 @@ def _local(template: str | None) -> str | None:
         if template.startswith(prefix) and "{g}" not in template[len(prefix):]:
             return sign + template[len(prefix):]
     for prefix, sign in (("{g} / ", "1 / "), ("-{g} / ", "-1 / ")):
-        if template.startswith(prefix) and "{g}" not in template[len(prefix):]:
-            rest = template[len(prefix):]
+        rest = template[len(prefix):]
+        if template.startswith(prefix) and "{g}" not in rest and not _worded(rest):
             return sign + (rest if rest.startswith("(") or rest.isidentifier() else f"({rest})")
     return {"{g}": "1", "-{g}": "-1"}.get(template)
+
+
+def _worded(text: str) -> bool:
+    """Words after the divisor (`n copied along dim 0`): a space outside brackets; `1 / (n copied ...)` is no factor."""
+    depth = 0
+    for char in text:
+        depth += (char in "([") - (char in ")]")
+        if char == " " and depth == 0:
+            return True
+    return False
 
 
 def _fill(template: str | None, names: dict) -> str | None:

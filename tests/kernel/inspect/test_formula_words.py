@@ -136,3 +136,14 @@ def test_a_formula_said_wrongly_is_caught():
 def test_words_are_not_taken_for_an_expression(word):
     node = {"label": "s", "grad_outputs": [{"values": [1.0]}], "terms": {}}
     assert evaluated(f"grad_s {word} x's shape", node, {}) is None
+
+
+@pytest.mark.parametrize("make, name", [(lambda x: x.mean(), "MeanBackward0"),
+                                        (lambda x: x.mean(0), "MeanBackward1")])
+def test_a_mean_says_its_share_without_a_garbled_derivative(make, name):
+    """A reduction's gradient in words is no factor: not `d s/d x = 1 / (3 to every element)` (see-backward)."""
+    from gradrepl.views.trace_story import sends_lines
+    x = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    node = next(n for n in preview(make(x), "root", {id(x): "x"})["nodes"] if n["name"] == name)
+    said = " ".join(sends_lines(node))
+    assert "x receives grad" in said and "1 / (" not in said and "d " not in said.split("x receives")[0], said
