@@ -97,11 +97,10 @@ def _fix_named(question: Question, seen: Seen) -> str | None:
     if seen.where.startswith("the prompt") or seen.where.startswith("the answer"):
         return None
     shown = seen.text if seen.code else " ".join(re.findall(r"`([^`]+)`", seen.text))
-    # Flags are read in kernel output only so far: prose teaching a recipe (`create_graph=True`) above the
-    # task applying it is the same give-away, left until lesson 14's gradient-penalty is rewritten.
+    # Prose teaching a recipe (`create_graph=True`) above the task applying it is the same give-away.
     flags = code_rules.keyword_flags(question.solution) - code_rules.keyword_flags(question.starter)
     flat = re.sub(r"\s*=\s*", "=", shown)
-    flag = next((flag for flag in sorted(flags) if seen.code and _has_token(flat, flag)), None)
+    flag = next((flag for flag in sorted(flags) if _has_token(flat, flag)), None)
     if flag or not question.starter.strip():
         return flag
     fixes = code_rules.called_names(question.solution) - code_rules.called_names(question.starter)
