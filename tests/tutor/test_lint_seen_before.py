@@ -298,3 +298,40 @@ def test_a_fix_that_torchs_error_or_a_why_line_above_names_fails_lint(tmp_path):
             "('retain_graph=True')") in out, out
     assert (f"{by_why}:24: question 'init': the output revealed after question 'leaf' gives the answer away "
             "('no_grad()')") in out, out
+
+
+TOLD_IN_PROSE = """```python
+x = torch.tensor(2.0, requires_grad=True)
+y = x ** 2
+```
+
+{prose}
+
+```question
+id: twice
+type: task
+prompt: "Run backward through this same `y` twice."
+setup: |
+  x.grad = None
+  y = x ** 2
+checks:
+  - state: x
+    facts: [grad]
+    message: x.grad should hold two passes.
+solution: |
+  y.backward(retain_graph=True)
+  y.backward()
+{hints}```
+{after}"""
+
+
+def test_a_keyword_flag_the_fix_passes_named_in_the_prose_above_fails_lint(tmp_path):
+    """The blind play-through: lesson 14's prose gave `create_graph=True` just above the task needing it."""
+    told = lesson(tmp_path, "told", TOLD_IN_PROSE.format(
+        prose="To walk a graph twice, pass `retain_graph = True` to the first backward.", hints=HINTS, after=""))
+    asked_first = lesson(tmp_path, "asked-first", TOLD_IN_PROSE.format(
+        prose="A graph is freed by its backward.", hints=HINTS,
+        after="\nThe first backward needs `retain_graph=True`.\n"))
+    out = lint(str(tmp_path)).stdout
+    assert f"{told}:13: question 'twice': the prose at line 11 gives the answer away ('retain_graph=True')" in out, out
+    assert not [line for line in out.splitlines() if str(asked_first) in line and "gives the answer away" in line], out
