@@ -99,6 +99,33 @@ class Terminal:
         subprocess.run([*self.tmux, "kill-server"], capture_output=True)
         shutil.rmtree(self.home, ignore_errors=True)
 
+    def app_pid(self, marker: str) -> int:
+        """The pane's program whose command line holds `marker` (the shell's exec, or its child): the app,
+        not its zygote or kernel."""
+        pending = [int(subprocess.run([*self.tmux, "display", "-p", "-t", self.name, "#{pane_pid}"],
+                                      capture_output=True, text=True, check=True).stdout)]
+        while pending:
+            pid = pending.pop()
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if marker in cmdline.read().decode(errors="replace"):
+                    return pid
+            with open(f"/proc/{pid}/task/{pid}/children") as children:
+                pending += [int(child) for child in children.read().split()]
+        raise LookupError(f"no {marker} in the pane")
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time all threads of process `pid` have had (the scheduler's own count, in ns; a thread that ended
+    is not counted, so read it around work its threads outlive)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total
+
 
 class PtyRun:
     """A program on a pseudo-terminal of its own, with no multiplexer between: what it writes is read as it
@@ -259,37 +286,49 @@ def _frame_in_tmux(markers: tuple[str, ...], command: list[str] | None = None) -
 
 def enter_to_row_in_tmux(runs: int = pick(9, 2)) -> None:
     """Enter on `v = torch.tensor(N.5)` until v's row shows N.5 in the panel, beside the bare app's Enter
-    until its echo of the line is drawn, interleaved, in two 120x40 tmux panes open side by side."""
+    until its echo of the line is drawn, interleaved, in two 120x40 tmux panes open side by side. Beside the
+    wall times, the CPU each app's process used from Enter until then: other work on the machine stretches
+    the wall times (2-3x run to run at load 2-5) far more than it does that."""
     ours_term = Terminal(120, 40)
     bare_term = Terminal(120, 40, BARE)
     try:
         ours_term.wait(lambda screen: "● idle" in screen)
         bare_term.wait(lambda screen: bare_textual.GREETING in screen)
-        ours, bare = [], []
+        ours_pid, bare_pid = ours_term.app_pid("bin/gradrepl"), bare_term.app_pid("bare_textual.py")
+        ours, bare, ours_cpu, bare_cpu = [], [], [], []
         for i in range(runs + 1):  # the first of each is untimed (first step, first echo)
             source = f"v = torch.tensor({i}.5)"
-            ours.append(_enter_until(ours_term, source, lambda screen, value=f"{i}.5": panel_row(screen, "v", value)))
-            bare.append(_enter_until(bare_term, source, lambda screen, line=bare_textual.ECHO + source: line in screen))
-        ours, bare = ours[1:], bare[1:]
+            ours.append(_enter_until(ours_term, source, lambda screen, value=f"{i}.5": panel_row(screen, "v", value),
+                                     ours_pid, ours_cpu))
+            bare.append(_enter_until(bare_term, source, lambda screen, line=bare_textual.ECHO + source: line in screen,
+                                     bare_pid, bare_cpu))
+        ours, bare, ours_cpu, bare_cpu = ours[1:], bare[1:], ours_cpu[1:], bare_cpu[1:]
         print(f"tmux: Enter -> the row drawn in the panel: best {1000 * min(ours):.0f} ms, median "
               f"{1000 * statistics.median(ours):.0f} ms; bare app Enter -> echo drawn: best {1000 * min(bare):.0f} ms, "
               f"median {1000 * statistics.median(bare):.0f} ms; ratio best {min(ours) / min(bare):.2f}x, median "
               f"{statistics.median(ours) / statistics.median(bare):.2f}x (goal <= 1.5x)")
+        ours_ms, bare_ms = statistics.median(ours_cpu) / 1e6, statistics.median(bare_cpu) / 1e6
+        print(f"  CPU of the app's process until then (its kernel not counted), median: gradrepl {ours_ms:.1f} ms, "
+              f"bare app {bare_ms:.1f} ms: {ours_ms / bare_ms:.2f}x")
     finally:
         ours_term.close()
         bare_term.close()
 
 
-def _enter_until(term: Terminal, source: str, drawn) -> float:
-    """Type `source`, wait until it shows in the input, then time Enter -> `drawn(screen)`. Keys sent at once
-    read as a paste (code_input.py): the pause after them makes Enter a keypress, as a learner's is."""
+def _enter_until(term: Terminal, source: str, drawn, pid: int | None = None, cpus: list[int] | None = None) -> float:
+    """Type `source`, wait until it shows in the input, then time Enter -> `drawn(screen)` (and add process
+    `pid`'s CPU meanwhile to `cpus`). Keys sent at once read as a paste (code_input.py): the pause after them
+    makes Enter a keypress, as a learner's is."""
     term.type(source)
     term.wait(lambda screen: source in screen)
     time.sleep(0.3)
+    cpu = cpu_ns(pid) if pid else 0
     start = time.perf_counter()
     term.enter()
     term.wait(drawn)
     elapsed = time.perf_counter() - start
+    if pid:
+        cpus.append(cpu_ns(pid) - cpu)
     time.sleep(0.05)
     return elapsed
 

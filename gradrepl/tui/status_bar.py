@@ -18,7 +18,7 @@ STATE_WORDS = {
 
 
 class StatusBar(Static):
-    """Rendered from plain fields so the app can update it cheaply on a timer."""
+    """Rendered from plain fields, once a frame, so the app can update it cheaply on a timer."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -58,7 +58,12 @@ class StatusBar(Static):
         self.refresh_text()
 
     def refresh_text(self) -> None:
-        self.update(self.render_text(), layout=False)  # one line high (app.tcss): the screen keeps its layout
+        # Drawn from the fields at the next frame: a step changes them five or six times before it, and
+        # each update() would make the line's text again. One line high (app.tcss): no layout.
+        self.refresh()
+
+    def render(self) -> Text:
+        return self.render_text()
 
     def render_text(self) -> Text:
         """The status line as Text (also used by tests)."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 
-from tests.support.tui import Recorder, cell_text, gate_kernel_start, lit_names, run_steps, shown_actions, type_and_run, until
+from tests.support.tui import (Recorder, cell_text, gate_kernel_start, lit_names, run_steps, screen_text, shown_actions,
+                               type_and_run, until)
 
 from gradrepl.history import History
 from gradrepl.tui.app import GradReplApp
@@ -41,6 +42,20 @@ async def test_first_gradient_fills_the_panel(history):
         assert lit_names(table) == ["x", "y"]
         assert app.session.tensors["y"]["saved_bytes"] == 0
         assert recorder.of(KernelReady) and "idle" in app.query_one(StatusBar).render_text().plain
+
+
+async def test_the_status_line_drawn_says_each_change_of_a_step(history):
+    """The status line is drawn from its fields once a frame: the screen says the state and the last
+    step's time as they are after each step, not as they were when the line was last made."""
+    recorder = Recorder()
+    app = GradReplApp(history=history)
+    async with app.run_test(size=(120, 40), message_hook=recorder) as pilot:
+        for source in ("a = torch.ones(2)", "b = a * 2"):
+            await run_steps(pilot, recorder, source)
+            await pilot.pause()
+            status_line = screen_text(app).splitlines()[-2]
+            took = recorder.of(StepFinished)[-1].result.duration_ms
+            assert "● idle" in status_line and f"last step {took:.1f} ms" in status_line, status_line
 
 
 async def test_errors_show_their_explanation_and_keep_the_session(history):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
@@ -15,9 +13,6 @@ from textual.widgets import RichLog
 from gradrepl.protocol.messages import ErrorInfo, StepResult
 from gradrepl.terminal_text import visible
 from gradrepl.tui.view_guard import shows_reply
-
-if TYPE_CHECKING:
-    from rich.syntax import Syntax
 
 PROMPT = ">>> "
 CONTINUATION = "... "
@@ -55,6 +50,7 @@ class ConsoleLog(RichLog):
         self.lit_step: int | None = None  # the step whose echo is lit (the trace view's current node)
         self._lit_words = ""
         self._following_end = True  # the end is in view (not scrolled up): kept in view as the log resizes
+        self._frame_style = None  # the log's style while a frame renders its lines (render_lines)
 
     def _emit(self, content) -> None:
         self._written.append(content)
@@ -128,8 +124,22 @@ class ConsoleLog(RichLog):
         """The log lines of the lit echo (None when none is lit, or its echo has left the log)."""
         return self._echo_lines.get(self.lit_step) if self.lit_step is not None else None
 
+    def render_lines(self, crop) -> list[Strip]:
+        # RichLog.render_line walks up the DOM for the log's style at every line, and a step repaints
+        # every line in view: the walk is made once a frame here.
+        self._frame_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
+
     def render_line(self, y: int) -> Strip:
-        strip = super().render_line(y)
+        if self._frame_style is None:
+            strip = super().render_line(y)
+        else:  # RichLog.render_line, with the frame's style
+            scroll_x, scroll_y = self.scroll_offset
+            strip = self._render_line(scroll_y + y, scroll_x, self.scrollable_content_region.width).apply_style(
+                self._frame_style)
         lines = self.lit_lines()
         index = self.scroll_offset.y + y
         if lines is None or index not in lines:
@@ -146,14 +156,14 @@ class ConsoleLog(RichLog):
     def write_source(self, source: str, number: int | None = None) -> None:
         """Echo a step's source with Python highlighting, prompts in the margin: `In [N]: ` for a
         numbered step, as IPython's, `>>> ` for an input that takes no number (a magic that looks)."""
-        from rich.syntax import Syntax  # pygments, at the first step rather than before the first frame
+        from gradrepl.tui.console.python_text import python_text  # pygments: at the first step, not the first frame
 
         source = visible(source)  # typed (or pasted) by the learner
         lines = source.splitlines() or [""]
         first = f"In [{number}]: " if number is not None else PROMPT
         more = CONTINUATION.rjust(len(first))
         prompts = Text("\n".join([first] + [more] * (len(lines) - 1)), style="bold green")
-        code = Syntax(source, "python", theme="ansi_dark", background_color="default", word_wrap=True)
+        code = python_text(source, word_wrap=True)
         self._emit(Echo(_side_by_side(prompts, code), number))
 
     @shows_reply("the console")
@@ -195,7 +205,7 @@ def _tagged(strip: Strip, tag: str) -> Strip:
     return Strip([*strip.crop(0, width - len(tag)), Segment(tag)], width)
 
 
-def _side_by_side(prompts: Text, code: Syntax) -> Table:
+def _side_by_side(prompts: Text, code: Text) -> Table:
     grid = Table.grid(padding=0)
     grid.add_column(no_wrap=True)
     grid.add_column(ratio=1)

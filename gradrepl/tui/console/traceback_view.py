@@ -123,9 +123,9 @@ def _library_name(path: str) -> str:
 
 
 def _code(line: str, dim: bool = False) -> Text:
-    from rich.syntax import Syntax  # pygments, when a traceback is shown rather than before the first frame
+    from gradrepl.tui.console.python_text import python_text  # pygments: at a traceback, not the first frame
 
-    text = Syntax(line, "python", theme="ansi_dark", background_color="default").highlight(line)
+    text = python_text(line)
     text.rstrip()
     if dim:
         text.stylize("dim")
