@@ -23,9 +23,10 @@ ERRORS = {
         "Reduce it to a scalar first (call .sum() or .mean() on it, then .backward()), "
         "or pass backward() a gradient of its shape (torch.ones_like of it).",
     "graph_freed":
-        "The graph was freed: the first backward() freed the values this graph saved for it, so backward "
-        "cannot walk this graph again. Pass retain_graph=True to the first backward() if you need a second one, "
-        "or run the forward computation again to build a fresh graph.",
+        "The graph was freed: an earlier backward() through it, the last one without retain_graph=True, freed "
+        "the values this graph saved, so backward cannot walk this graph again. Pass retain_graph=True to "
+        "every backward() but the last if you need several, or run the forward computation again to build a "
+        "fresh graph.",
     "integer_requires_grad":
         "Gradients only exist for floating point (or complex) dtypes; this tensor's dtype is an integer type. "
         "Create it with a float dtype, e.g. torch.tensor([1.0, 2.0], requires_grad=True) "

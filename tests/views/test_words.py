@@ -141,7 +141,9 @@ def test_run_json_carries_the_diagnosis_code_and_its_words(tmp_path):
     import json
 
     script = tmp_path / "freed.py"
-    script.write_text("x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny.backward()\n")
+    # the second backward freed the graph, not the first (which retained it): the words must not say "first"
+    script.write_text("x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\n"
+                      "y.backward(retain_graph=True)\ny.backward()\ny.backward()\n")
     done = subprocess.run([*GRADREPL, "run", "--json", str(script)], capture_output=True, text=True, timeout=180,
                           cwd=ROOT)
     steps = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
@@ -151,6 +153,7 @@ def test_run_json_carries_the_diagnosis_code_and_its_words(tmp_path):
     # of this graph, not of every graph: (x + 1).sum() saves nothing and can be walked twice (retain-graph)
     assert "this graph" in failed["error"]["explanation"], failed["error"]
     assert "the same graph cannot be walked twice" not in failed["error"]["explanation"], failed["error"]
+    assert "the first backward() freed" not in failed["error"]["explanation"], failed["error"]
 
 
 async def test_details_word_a_leaf_a_freed_graph_and_a_check_as_percent_magics_do(tmp_path):
