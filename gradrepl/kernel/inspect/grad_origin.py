@@ -31,7 +31,7 @@ WALK_NODES = 100_000  # a pass's graph walked to find what it reaches (a larger 
 VALUES_NOTED = 16  # a retained non-leaf .grad's numbers kept in its state, as the shadow formulas' cap
 
 _watched: dict[int, list] = {}  # id(tensor) -> [weakref to the tensor, its .grad's state and numbers when last noted]
-_by_node: dict[int, list] = {}  # id(grad_fn) -> the entries of the non-leaf rows it was the node of at the first pass
+_by_node: dict[int, list] = {}  # id(grad_fn) -> entries of the retaining non-leaf rows it was the node of at the first pass
 _open: list = []  # the entries each pass running now reached (None: not known); a hook's pass is inside another's
 _outside: set[int] = set()  # ids of tensors whose .grad state moved other than by a pass that reached them
 _by_pass: set[int] = set()  # ids of tensors whose .grad state a pass that reached them moved
@@ -98,12 +98,12 @@ def end() -> Origins:
 
 
 def _find_nodes() -> None:
-    """Each watched non-leaf's entry under its node's id, as the step's first watched pass finds them (a step
-    without a backward pass reads no grad_fn: a row's first read makes its node's Python object)."""
+    """Each watched non-leaf that retains its grad, under its node's id, as the step's first watched pass
+    finds them (a step without a backward pass reads no grad_fn: a read makes the node's Python object)."""
     with NO_TORCH_FUNCTION():
         for entry in _watched.values():
             tensor = entry[0]()
-            if tensor is not None and not GET["is_leaf"](tensor):
+            if tensor is not None and not GET["is_leaf"](tensor) and GET["retains_grad"](tensor):
                 _by_node.setdefault(_id(GET["grad_fn"](tensor)), []).append(entry)
 
 
