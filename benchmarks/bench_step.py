@@ -6,7 +6,8 @@ iterations) times itself; the same script runs under plain `python` and under
 inspector around it), and as one step typed in a session, as the TUI and the
 plain REPL run it (the shadow recorder too: `run` records none, a script has no
 %check). A second loop trains an nn.Sequential with SGD (momentum) and
-zero_grad(), a third one with Adam and `p.grad = None` by hand. Goal: at most 1.10x plain python for each.
+zero_grad(), a third one with Adam and `p.grad = None` by hand, a fourth 64 trivial backward passes beside
+20,000 rows with retained grads (the .grad origin watch, per pass). Goal: at most 1.10x plain python for each.
 
 Run: .venv/bin/python -m benchmarks.bench_step [--quick] [--cpu]  (--cpu: benchmarks/timing.py)
 """
@@ -82,6 +83,26 @@ for _ in range({iterations}):
         p.grad = None
 print(f"loop took {{time.perf_counter() - started:.6f}} s, loss {{loss.item():.6f}}")
 """
+# Backward passes beside many rows whose .grad a pass could write (20,000 retained non-leaf grads): each
+# pass is watched for the .grad it moves (kernel/inspect/grad_origin.py), by what its graph reaches, so
+# its cost is the graph's, not the rows' (the 64 passes cost 4.9 s when every row was noted around each).
+RETAINED_LOOP = """\
+import time
+import torch
+
+w = torch.ones(16, requires_grad=True)
+hs = [w * 1 for _ in range(20_000)]
+for h in hs:
+    h.retain_grad()
+sum(h.sum() for h in hs).backward()
+z = torch.ones(2, requires_grad=True)
+if True:
+    started = time.perf_counter()
+    for _ in range({iterations}):
+        loss = z.sum()
+        loss.backward()
+    print(f"loop took {{time.perf_counter() - started:.6f}} s, loss {{loss.item():.6f}}")
+"""
 TIMED = re.compile(r"loop took ([0-9.]+) s, loss ([0-9.]+)")
 
 
@@ -154,6 +175,8 @@ def main() -> None:
     print(f"nn.Module + SGD(momentum) loop, {iterations:,} iterations (median of {runs}): {figures}")
     figures = side_by_side(ADAM_LOOP.format(iterations=iterations), runs)
     print(f"nn.Module + Adam, p.grad = None loop, {iterations:,} iterations (median of {runs}): {figures}")
+    figures = side_by_side(RETAINED_LOOP.format(iterations=64), runs)
+    print(f"64 backward passes beside 20,000 retained non-leaf grads (median of {runs}): {figures}")
     # Beside two busy processes: python's idle OpenMP threads spin against them, the kernel's sleep
     # (client/launch.py sets OMP_WAIT_POLICY=PASSIVE), so here a ratio well under 1 is expected.
     with busy_beside(2):

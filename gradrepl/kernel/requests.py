@@ -439,8 +439,7 @@ def _grads_set(rows: list[dict], names: dict[int, str], grads_before: dict[str, 
         return [row["name"] for row in rows]
     changed = {row["name"] for row in rows}
     regraded = {row["name"] for row in rows if row.get("grad") != grads_before.get(row["name"])}
-    unmade = set(origins.outside)  # moved outside a pass; or changed while no pass moved it
-    if origins.by_pass is not None:
-        unmade |= {i for i in names if i not in origins.by_pass}
+    # moved other than by a pass that reached it; or changed while no pass moved it
+    unmade = set(origins.outside) | {i for i in names if i not in origins.by_pass}
     return sorted({names[i] for i in ids if i in names and names[i] in changed}
                   | {names[i] for i in unmade if i in names and names[i] in regraded})

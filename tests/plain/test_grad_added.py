@@ -70,3 +70,55 @@ def test_a_grad_changed_by_no_backward_is_not_shown_as_added_by_one(tmp_path):
     shown = text.stdout.split("── step ")[1:]
     assert ["(+" in step for step in shown] == [False, False, False, False, True, False, False], text.stdout
     assert "27 (+7 at In [5])" in shown[4], shown[4]
+
+
+def last_step(script, lines: list[str]) -> dict:
+    script.write_text("\n".join(lines) + "\n")
+    proc, out = run_json(script)
+    assert proc.returncode == 0, proc.stderr
+    return steps(out)[-1]
+
+
+def x_grad(step: dict) -> object:
+    return next(row["grad"] for row in step["tensors"] if row["name"] == "x")
+
+
+# x.grad held 3; passes that never reach x, and then x.grad.mul_(5), in one step: the 12 is no addition.
+X_HOLDS_3 = ["import torch", "x = torch.tensor(1.0, requires_grad=True)", "(x * 3).backward()",
+             "z = torch.ones(2, requires_grad=True)"]
+
+
+def test_a_grad_changed_after_more_passes_than_are_watched_is_not_shown_as_added(tmp_path):
+    from gradrepl.kernel.inspect.grad_origin import PASSES_WATCHED
+
+    step = last_step(tmp_path / "many.py", X_HOLDS_3 + [
+        f"if True:\n    for _ in range({PASSES_WATCHED + 1}): z.sum().backward()\n    x.grad.mul_(5)"])
+    assert step["error"] is None and x_grad(step)["values"] == 15, step
+    assert "x" in step["grads_set"], step
+
+
+def test_a_hook_of_a_pass_that_never_reaches_x_writes_x_grad_as_a_set(tmp_path):
+    step = last_step(tmp_path / "hook.py", X_HOLDS_3 + [
+        "h = z.register_hook(lambda g: (x.grad.mul_(5), g)[1])", "z.sum().backward()"])
+    assert step["error"] is None and x_grad(step)["values"] == 15, step
+    assert "x" in step["grads_set"], step
+
+
+# A retained .grad of a tensor subclass whose __torch_dispatch__ raises once armed: reading the .grad's state
+# runs none of it, so the kernel, the namespace and the steps' replies live on.
+BOOM = ["import torch", "class Boom(torch.Tensor):\n    armed = False\n    @classmethod\n"
+        "    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n        if Boom.armed:\n"
+        "            raise {error}\n        return func(*args, **(kwargs or {{}}))",
+        "w = torch.zeros(2, requires_grad=True)", "y = w * 1", "y.retain_grad()",
+        "y.grad = torch.zeros(2).as_subclass(Boom)", "Boom.armed = True", "a = 1", "print(a, y.shape)"]
+
+
+def test_a_grad_whose_dispatch_raises_neither_kills_the_kernel_nor_replaces_a_reply(tmp_path):
+    for error in ("SystemExit(1)", "KeyboardInterrupt"):
+        script = tmp_path / "boom.py"
+        script.write_text("\n".join(BOOM).format(error=error) + "\n")
+        _proc, out = run_json(script)
+        ran = steps(out)
+        assert [step["error"] for step in ran] == [None] * len(ran), (error, ran)
+        assert [step["kernel_event"] for step in ran] == [None] * len(ran), (error, ran)
+        assert ran[-1]["stdout"] == "1 torch.Size([2])\n", (error, ran[-1])

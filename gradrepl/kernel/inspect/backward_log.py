@@ -95,20 +95,29 @@ def _run_backward(t_outputs, *args, **kwargs):
     passes += 1
     task = _task
     log = task.log if task is not None else None
-    walked = None
     inputs = args[3] if _len(args) > 3 else kwargs.get("inputs")
-    if log is not None and not log.full:  # backward(), and autograd.grad (its inputs, whose gradients it returns)
+    accumulates = kwargs.get("accumulate_grad")  # backward(); autograd.grad writes only retained grads
+    logged, watched = log is not None and not log.full, grad_origin.watching()
+    limit = LOG_NODES - _len(log.nodes) if logged else 0  # one walk for the log and grad_origin, the larger budget
+    if watched and grad_origin.WALK_NODES > limit:
+        limit = grad_origin.WALK_NODES
+    try:
+        graph = _graph(t_outputs, inputs, limit) if logged or watched else None
+    except RuntimeError:  # torch.func's own passes run on its wrapped tensors: nothing to log, nor to watch
+        graph, logged = None, False
+    walked = None
+    if logged:  # backward(), and autograd.grad (its inputs, whose gradients it returns)
         seeds = args[0] if args else kwargs.get("grad_tensors")
-        if kwargs.get("accumulate_grad"):
-            walked = _walk(t_outputs, inputs, log, task, seeds)
+        if accumulates:
+            walked = _walk(graph, inputs, log, task, seeds, t_outputs)
         else:
             try:  # torch.func's own passes run on its wrapped tensors, which have no storage to read
-                walked = _walk(t_outputs, inputs, log, task, seeds)
+                walked = _walk(graph, inputs, log, task, seeds, t_outputs)
             except RuntimeError:
                 walked = None
     hooks = _watch_arrivals(log, walked[1]) if walked is not None else []
     STASH("context", _copy_context())  # what torch's own entry does for compiled autograd
-    grad_origin.before_pass()
+    grad_origin.before_pass((graph[3] if accumulates else [], graph[1]) if watched and graph is not None else None)
     try:
         result = RUN_BACKWARD(ENGINE, t_outputs, *args, **kwargs)
     finally:
@@ -172,16 +181,12 @@ def _made_by_autograd(log: _Log, tensors) -> None:
                 log.made[_id(node)] = node
 
 
-def _walk(t_outputs, inputs, log: _Log, task: Task, seeds=None):
-    """The roots, nodes and leaves one backward pass reaches (before it runs: it frees the graph).
-
-    The task's non-leaf targets that retain their grad and whose node the pass reaches count as
-    leaves: the engine writes their .grad too, so a .grad set by hand afterwards is told apart."""
-    roots, nodes, leaves, stack, seen, names = [], [], [], [], set(), set()
+def _graph(t_outputs, inputs, limit: int):
+    """The roots, nodes and ids of nodes one backward pass reaches, and the tensors it accumulates into
+    (before it runs: it frees the graph); None past `limit` nodes."""
+    roots, nodes, leaves, stack, seen = [], [], [], [], set()
     outputs = t_outputs if _type(t_outputs) in (_list, _tuple) else [t_outputs]
-    seeds = seeds if _type(seeds) in (_list, _tuple) else [seeds] * _len(outputs)
     with NO_TORCH_FUNCTION():
-        started = [_seed_numbers(seed) for seed in seeds]
         for out in outputs:
             if _type(out) is GRADIENT_EDGE:
                 node = out.node
@@ -194,18 +199,13 @@ def _walk(t_outputs, inputs, log: _Log, task: Task, seeds=None):
             if node is not None:
                 roots.append(node)
                 stack.append(node)
-        budget = LOG_NODES - _len(log.nodes)
-        through = False
         while stack:
             node = stack.pop()
             if _id(node) in seen:
                 continue
             seen.add(_id(node))
             nodes.append(node)
-            through = through or dict_get(log.made, _id(node)) is node
-            names.add(type_name(_type(node)))
-            if _len(nodes) > budget:
-                log.full = True
+            if _len(nodes) > limit:
                 return None
             if _type(node) is ACCUMULATE_GRAD:
                 leaves.append(node.variable)
@@ -214,13 +214,31 @@ def _walk(t_outputs, inputs, log: _Log, task: Task, seeds=None):
                 if following is not None:
                     stack.append(following)
         if inputs:  # backward(inputs=...) accumulates into those tensors only
-            reached = {_id(t) for t in leaves} | {_id(n) for n in nodes}
+            reached = {_id(t) for t in leaves} | seen
             leaves = [t for t in inputs if _issubclass(_type(t), BASE)
                       and (_id(t) in reached or _id(GET["grad_fn"](t)) in reached)]
-        else:
-            leaves += [t for t in _retaining_targets(task) if _id(GET["grad_fn"](t)) in seen]
+    return roots, nodes, seen, leaves
+
+
+def _walk(graph: tuple | None, inputs, log: _Log, task: Task, seeds, t_outputs):
+    """What the log keeps of one backward pass (its `_graph`), read before the pass runs.
+
+    The task's non-leaf targets that retain their grad and whose node the pass reaches count as
+    leaves: the engine writes their .grad too, so a .grad set by hand afterwards is told apart."""
+    if graph is None or _len(graph[1]) > LOG_NODES - _len(log.nodes):
+        log.full = True
+        return None
+    roots, nodes, seen, leaves = graph
+    seeds = seeds if _type(seeds) in (_list, _tuple) else [seeds] * (
+        _len(t_outputs) if _type(t_outputs) in (_list, _tuple) else 1)
+    with NO_TORCH_FUNCTION():
+        started = [_seed_numbers(seed) for seed in seeds]
+        through = any(dict_get(log.made, _id(node)) is node for node in nodes)
+        names = sorted({type_name(_type(node)) for node in nodes})
+        if not inputs:
+            leaves = leaves + [t for t in _retaining_targets(task) if _id(GET["grad_fn"](t)) in seen]
         before = [_grad_numbers(leaf) for leaf in leaves]
-    return roots, nodes, leaves, before, sorted(names), started, through
+    return roots, nodes, leaves, before, names, started, through
 
 
 def _note(log: _Log, roots: list, nodes: list, leaves: list, before: list, names: list, seeds: list,
