@@ -106,6 +106,10 @@ def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> 
     if not end.get("started", False):
         return Verdict(False, "the kernel was restarted since this task started, so its start is rebuilt; "
                        "run your code again", retry=True)
+    if end.get("tampered"):  # the kernel's reader was rebound (kernel/inspect/seal.py): no state is believed
+        return Verdict(False, "code that ran in this kernel replaced part of the tutor's own reader of the task's "
+                       f"state (`{end['tampered'][0]}`), so no state it reads can be judged; no task needs that",
+                       "the kernel is rebuilt")
     ran = attempt if isinstance(attempt, Ran) else ran_code([attempt])
     if ran.unjudged:
         return Verdict(False, f"`{ran.unjudged.splitlines()[0][:80]}` ran code the task's rules cannot read, so "
