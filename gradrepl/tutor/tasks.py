@@ -171,8 +171,9 @@ def _check_lost_words(lost: dict) -> str:
     """Why the check's read of the attempt gave no state (Session.task_state), said of the learner's function:
     the check runs it again (under the transform it was given, at its inputs and at moved ones)."""
     if lost.get("why") == "timed_out":
+        stopped = "; it had stopped itself, SIGSTOP" if lost.get("stopped") else ""
         said = (f"your function did not return within {lost.get('seconds', 0):g} s during the check (the check "
-                "runs it again, at its inputs and at moved ones), so the kernel was killed")
+                f"runs it again, at its inputs and at moved ones{stopped}), so the kernel was killed")
     else:
         said = f"your function ended the kernel during the check ({str(lost.get('reason', '')).rstrip('.')})"
     return said + "; a fresh kernel was started, and the lesson's variables are rebuilt there"
