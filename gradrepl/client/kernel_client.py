@@ -38,6 +38,7 @@ ZYGOTE_NEWS_WAIT = 2.0   # seconds a failed start waits to hear whether the temp
 # catch, and which a kernel that stopped itself (SIGSTOP) never reaches. SIGINT stops no request (only a
 # step), so this is the ladder's one rung for requests.
 REQUEST_DEADLINE = protocol.OP_SECONDS + 10.0
+STOPPED_KILLED = "the kernel had stopped itself (SIGSTOP), so it answered nothing, and it was killed"
 
 
 @dataclass
@@ -308,7 +309,8 @@ class KernelClient:
     def kill(self, reason: str) -> None:
         """Kill the kernel now if a request waits on it; that request fails with `reason`."""
         if self.kernel is not None and self.in_flight:
-            self._death_reason = reason + _stopped_words(self.kernel)
+            # A stopped kernel ignored the interrupt for no fault of its code's: that is the reason, not `reason`.
+            self._death_reason = STOPPED_KILLED if _stopped(self.kernel.pid) else reason
             self.kernel.kill()
 
 

@@ -324,15 +324,12 @@ STOP_SOON = ("import os, signal, threading, time\nthreading.Thread(target=lambda
              "os.kill(os.getpid(), signal.SIGSTOP)), daemon=True).start()")
 
 
-def _stopped(pid: int) -> bool:
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        return stat.read().rpartition(b")")[2].split()[0] in (b"T", b"t")
-
-
 async def stopped_behind_a_completion(session: Session) -> tuple[int, asyncio.Task, asyncio.Task]:
     """The kernel stops itself after a step; a completion asked while typing waits on it; then a step is
     sent, behind that completion."""
     await session.execute(STOP_SOON)
+    from gradrepl.client.kernel_client import _stopped  # /proc says T
+
     pid = session.kernel_info["pid"]
     while not _stopped(pid):
         await asyncio.sleep(0.05)
