@@ -38,12 +38,13 @@ BLOCKED_MODULES = {"sys", "gc", "builtins", "ctypes", "importlib", "inspect", "o
                    "marshal", "pickle", "runpy", "threading", "_thread", "signal", "subprocess", "code",
                    "codeop", "posix", "weakref", "dis", "traceback", "faulthandler"}
 BLOCKED_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr", "setattr",
-                 "delattr", "breakpoint"}
+                 "delattr", "breakpoint", "attrgetter", "methodcaller"}
 # Frames and code objects: a generator's, coroutine's or traceback's frame walks up (f_back) to the kernel's own
 # frames, whose f_globals hold the reader of the task's state (a blind attacker replaced it there).
 FRAME_ATTRIBUTES = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "tb_next", "f_back", "f_globals", "f_locals",
                     "f_builtins", "f_code", "f_trace", "gi_code", "cr_code", "ag_code", "_getframe", "currentframe",
-                    "walk_stack", "walk_tb", "extract_stack", "print_stack", "format_stack"}
+                    "walk_stack", "walk_tb", "extract_stack", "print_stack", "format_stack",
+                    "attrgetter", "methodcaller", "get_field"}  # an attribute looked up by a computed name
 # Attributes that lead to a module's innards from anything that imported it (torch.autograd.sys ...).
 BLOCKED_ATTRIBUTES = BLOCKED_MODULES | FRAME_ATTRIBUTES | {"_engine_run_backward", "_execution_engine"}
 ALLOWED_DUNDERS = {"__init__"}  # a Module subclass calls super().__init__()
@@ -228,6 +229,8 @@ def reaches_in(code: str) -> str | None:
             return f"def {node.name}"
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _names_blocked(node.value):
             return repr(node.value)  # a name spelled for a lookup by text (attrgetter("f_back"))
+        elif isinstance(node, (ast.BinOp, ast.JoinedStr)) and _names_blocked(_joined_text(node) or ""):
+            return _source(code, node)  # ... or joined from pieces ("gi_" + "frame")
     return None
 
 
@@ -265,6 +268,19 @@ def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _joined_text(node: ast.AST) -> str | None:
+    """The text of string constants joined by `+` or in an f-string of constants only (None: not that)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _joined_text(node.left), _joined_text(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = [_joined_text(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values]
+        return None if None in parts else "".join(parts)
+    return None
 
 
 def _names_blocked(text: str) -> bool:

@@ -535,6 +535,10 @@ async def test_a_number_typed_as_a_string_is_typed_in(session, attempt):
     "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()\nfr = (i for i in [1]).gi_frame\nc = fr.f_code",
     "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()\nq = (i for i in [1]).gi_frame.f_globals",
     "import traceback\nx3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "import operator\nfr = operator.attrgetter('gi_' + 'frame')((i for i in [1]))\n"
+    "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "import string\nfr = string.Formatter().get_field('0.gi' + '_frame', [(i for i in [1])], {})\n"
+    "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
 ])
 async def test_frame_and_code_introspection_is_reaching_in(session, attempt):
     feedback = await refusal(session, "first-gradient/cube-task", attempt, "frame introspection")
