@@ -229,11 +229,12 @@ class KernelClient:
         (the kernel killed) when no reply came within `timeout` seconds."""
         meant = self.kernel
         async with self._lock:
+            if meant is not None and meant.death is not None:
+                # The kernel was lost while this request waited behind another (a completion asked while
+                # typing, stuck on a stopped kernel): that one's reason is this one's. A kernel replaced by
+                # a restart, not lost, leaves the request to the fresh one, as before.
+                raise KernelDied(meant.death)
             kernel = self.kernel
-            if meant is not None and kernel is not meant:
-                # The kernel ended while this request waited behind another (a completion asked while
-                # typing, stuck on a stopped kernel): that one's reason is this one's.
-                raise KernelDied(meant.death or "the kernel ended while this request waited for another")
             if kernel is None:
                 raise KernelDied("no kernel is running")
             self._death_reason = None
