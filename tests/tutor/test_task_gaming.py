@@ -559,13 +559,18 @@ WALK = ("def _walk():\n    yield\n_g = _walk()\n"
 
 async def test_a_reader_replaced_in_the_kernels_module_is_not_used(session):
     from gradrepl.tutor import tasks
+    from gradrepl.tutor.grading import compute_key
 
     uid = "first-gradient/cube-task"
+    reference = (await compute_key(question(uid), session)).reference  # the solution's, in a fresh kernel
     start = await tasks.begin(question(uid), session)
     walked = await session.execute(WALK)
     assert walked.error is None, walked.error
     end = await tasks.read(question(uid), session, start)
     assert "forged" not in end, end
     assert end.get("tampered"), end
+    verdict = tasks.judge(question(uid), reference, end, "x3 = torch.tensor(2.0, requires_grad=True)\n"
+                                                         "(x3 ** 3).backward()")
+    assert not verdict.ok and "replaced part of the tutor's own reader" in verdict.message, verdict
     graded = await grade(question(uid), "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()", session)
     assert graded.correct, graded.feedback  # the next attempt starts in a fresh kernel
