@@ -20,11 +20,13 @@ class KernelDied(Exception):
 
 class KernelOverdue(KernelDied):
     """A request went unanswered past its deadline (learner code that ignores the kernel's own alarm, or
-    a kernel that stopped itself), so the kernel was killed; `seconds` is the deadline."""
+    a kernel that stopped itself), so the kernel was killed; `seconds` is the deadline, `stopped` whether the
+    kernel had stopped itself (SIGSTOP): said beside the deadline, which is why it never answered."""
 
-    def __init__(self, reason: str, seconds: float):
+    def __init__(self, reason: str, seconds: float, stopped: bool = False):
         super().__init__(reason)
         self.seconds = seconds
+        self.stopped = stopped
 
 
 class ForkFailed(KernelDied):

@@ -38,6 +38,7 @@ ZYGOTE_NEWS_WAIT = 2.0   # seconds a failed start waits to hear whether the temp
 # catch, and which a kernel that stopped itself (SIGSTOP) never reaches. SIGINT stops no request (only a
 # step), so this is the ladder's one rung for requests.
 REQUEST_DEADLINE = protocol.OP_SECONDS + 10.0
+STOPPED_KILLED = "the kernel had stopped itself (SIGSTOP), so it answered nothing, and it was killed"
 
 
 @dataclass
@@ -54,6 +55,7 @@ class KernelProcess:
     target: InterruptTarget | None = None  # which step a SIGINT is meant for
     ready: dict = field(default_factory=dict)
     started_ms: float = 0.0
+    death: str | None = None  # why it ended, once a request lost it: for a request that waited behind that one
 
     def kill(self) -> None:
         """SIGKILL the kernel's whole process group (its pipes stay readable for last words)."""
@@ -87,6 +89,7 @@ class KernelClient:
         self.zygote: ZygoteHandle | None = None
         self.mode = "spawn" if self.options.spawn else "fork"
         self._lock = asyncio.Lock()  # one request at a time, or one Pipeline
+        self._replacing = asyncio.Lock()  # one fresh kernel for one death, however many requests it took
         self._death_reason: str | None = None
         self.restarts = 0
 
@@ -192,15 +195,19 @@ class KernelClient:
         kernel.started_ms = round((time.perf_counter() - started) * 1000, 2)
         return kernel
 
-    async def replace(self) -> KernelProcess:
-        """Kill the current kernel (if alive) and start a fresh one."""
-        old = self.kernel
-        if old is not None:
-            old.close()
-        self.kernel = None
-        self.restarts += 1
-        self.kernel = await self._new_kernel()
-        return self.kernel
+    async def replace(self, dead: KernelProcess | None = None) -> KernelProcess:
+        """Kill the current kernel (if alive) and start a fresh one. With ``dead``, the kernel a request lost:
+        when another request that lost it already started the fresh one, that one is kept."""
+        async with self._replacing:
+            if dead is not None and self.kernel is not None and self.kernel is not dead:
+                return self.kernel
+            old = self.kernel
+            if old is not None:
+                old.close()
+            self.kernel = None
+            self.restarts += 1
+            self.kernel = await self._new_kernel()
+            return self.kernel
 
     async def close(self) -> None:
         if self.kernel:
@@ -220,7 +227,13 @@ class KernelClient:
     async def request(self, op: str, timeout: float | None = None, **fields) -> dict:
         """Send one request and wait for its reply; raises KernelDied if the kernel dies, KernelOverdue
         (the kernel killed) when no reply came within `timeout` seconds."""
+        meant = self.kernel
         async with self._lock:
+            if meant is not None and meant.death is not None:
+                # The kernel was lost while this request waited behind another (a completion asked while
+                # typing, stuck on a stopped kernel): that one's reason is this one's. A kernel replaced by
+                # a restart, not lost, leaves the request to the fresh one, as before.
+                raise KernelDied(meant.death)
             kernel = self.kernel
             if kernel is None:
                 raise KernelDied("no kernel is running")
@@ -251,16 +264,18 @@ class KernelClient:
 
     def _overdue(self, kernel: KernelProcess, op: str, seconds: float) -> KernelOverdue:
         """Kill `kernel`, which left request `op` unanswered for `seconds`, and say why in words."""
-        stopped = " (it had stopped itself, SIGSTOP)" if _stopped(kernel.pid) else ""
+        stopped = _stopped_words(kernel)
+        kernel.death = f"the kernel did not answer the {op} request within {seconds:g} s{stopped}, so it was killed"
         kernel.kill()
-        return KernelOverdue(f"the kernel did not answer the {op} request within {seconds:g} s{stopped}, so it "
-                             "was killed", seconds)
+        return KernelOverdue(kernel.death, seconds, bool(stopped))
 
     async def lost(self, kernel: KernelProcess) -> KernelDied:
         """Why `kernel` gave no reply: the reason it was killed for, a broken protocol, or its exit."""
         reason, self._death_reason = self._death_reason, None  # said once: a later death has its own
         status = await _status_soon(kernel.exited)
-        return KernelDied(reason or kernel.replies.broken or describe_exit(status, self.options.runs_learner_code))
+        kernel.death = reason or kernel.death or kernel.replies.broken or describe_exit(
+            status, self.options.runs_learner_code)
+        return KernelDied(kernel.death)
 
     async def step_output(self, kernel: KernelProcess, step: int, reply: dict) -> tuple[str, str]:
         """What step `step` printed on stdout and stderr, once its `execute` reply is in; notes on the
@@ -295,7 +310,8 @@ class KernelClient:
     def kill(self, reason: str) -> None:
         """Kill the kernel now if a request waits on it; that request fails with `reason`."""
         if self.kernel is not None and self.in_flight:
-            self._death_reason = reason
+            # A stopped kernel ignored the interrupt for no fault of its code's: that is the reason, not `reason`.
+            self._death_reason = STOPPED_KILLED if _stopped(self.kernel.pid) else reason
             self.kernel.kill()
 
 
@@ -324,6 +340,11 @@ async def _resolve_wait(process: asyncio.subprocess.Process, future: asyncio.Fut
         # asyncio gives a return code; turn it back into a wait status for describe_exit.
         code = process.returncode
         future.set_result((-code) & 0x7F if code < 0 else (code & 0xFF) << 8)
+
+
+def _stopped_words(kernel: KernelProcess) -> str:
+    """What to add to why `kernel` was killed when it was stopped (then no signal but SIGKILL reached it)."""
+    return " (it had stopped itself, SIGSTOP)" if _stopped(kernel.pid) else ""
 
 
 def _stopped(pid: int) -> bool:

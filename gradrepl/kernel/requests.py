@@ -7,6 +7,7 @@ import contextlib
 import gc
 import mmap
 import os
+import sys
 import time
 from dataclasses import asdict
 
@@ -15,7 +16,8 @@ import torch
 from gradrepl import source_file
 from gradrepl.kernel import helptext, sandbox, script_run, step_warnings
 from gradrepl.kernel.guard import Overtime, safe_text, time_limit
-from gradrepl.kernel.inspect import grad_origin, made_by, task_state, writes
+from gradrepl.kernel.inspect import grad_origin, made_by, seal, writes
+from gradrepl.kernel.inspect import task_state  # noqa: F401  (unused: seal.py checks learner code left it here)
 from gradrepl.kernel.inspect.diagnose import AccumulationWatch, Scene
 from gradrepl.kernel.inspect.transforms import TransformWatch
 from gradrepl.kernel.inspect.graph import graph_of
@@ -53,6 +55,19 @@ def _reserve() -> mmap.mmap | None:
         return mmap.mmap(-1, MEMORY_RESERVE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     except (OSError, MemoryError):
         return None
+
+
+def _task_state_op(look):
+    """The op_task_state method, reading through ``look``'s reader (held in this closure) and saying what
+    learner code rebound among the reader's names (the frontend refuses such an attempt)."""
+    def op_task_state(self, message: dict) -> dict:
+        read, changed = look()
+        state = read(self.namespace, list(message.get("targets") or []), bool(message.get("start")),
+                     str(message.get("token") or ""), bool(message.get("everything")))
+        if changed:
+            state["tampered"] = changed[:8]
+        return {"state": state}
+    return op_task_state
 
 
 class Kernel:
@@ -238,11 +253,10 @@ class Kernel:
                 return {"error": _error("file_refused", path=path, **refused[1])}
             return {"error": _error(exc.code, **exc.names)}
 
-    def op_task_state(self, message: dict) -> dict:
-        # Read with references captured before any learner code ran (inspect/task_state.py).
-        return {"state": task_state.read(self.namespace, list(message.get("targets") or []),
-                                         bool(message.get("start")), str(message.get("token") or ""),
-                                         bool(message.get("everything")))}
+    # Read with references captured before any learner code ran (inspect/task_state.py), by the reader
+    # captured at import, never this module's `task_state` looked up now: learner code walked frames to this
+    # module's globals and replaced it (inspect/seal.py).
+    op_task_state = _task_state_op(seal.sealed(sys.modules[__name__], "task_state"))
 
     def op_complete(self, message: dict) -> dict:
         jedi = _jedi()

@@ -457,7 +457,8 @@ _TASK_ENTRY = tagged("kind", {
 TASK_STATE = record({"entries": mapping(_TASK_ENTRY, TASK_ENTRIES), "order": items(NAME, TASK_ENTRIES),
                      "token": NAME, "started": boolean},
                     {"names": mapping(NAME, MANY), "log_full": boolean, "unreadable": ERROR_CODE, "truncated": boolean,
-                     "grad_enabled": boolean, "globals": record({"default_dtype": NAME, "anomaly": boolean})})
+                     "grad_enabled": boolean, "globals": record({"default_dtype": NAME, "anomaly": boolean}),
+                     "tampered": items(NAME)})  # the reader's names learner code rebound (inspect/seal.py)
 
 # -- replies, op by op ----------------------------------------------------------------------
 

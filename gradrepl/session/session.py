@@ -308,7 +308,7 @@ class Session:
     async def _collect(self, sent: _Sent, renumber: bool = True) -> StepResult:
         """The second half of a step: its output, its result, the live table updated."""
         if sent.lost is not None:
-            return await self._after_crash(sent.step, sent.source, sent.lost, renumber)
+            return await self._after_crash(sent.step, sent.source, sent.lost, renumber, sent.kernel)
         out, err = await self.client.step_output(sent.kernel, sent.step, sent.payload)
         result = StepResult.from_payload(sent.step, sent.source, word_step(sent.payload))  # its data in words
         explain_step(result, sent.payload.get("diagnoses") or [])  # the kernel's diagnoses, in words
@@ -322,14 +322,16 @@ class Session:
             self._set_state("idle")
         return result
 
-    async def _after_crash(self, step: int, source: str, reason: str, renumber: bool = True) -> StepResult:
+    async def _after_crash(self, step: int, source: str, reason: str, renumber: bool = True,
+                           dead: KernelProcess | None = None) -> StepResult:
         """The step a dead kernel took along, reported once a fresh kernel runs. `renumber`: the fresh
         kernel's steps count from In [1], as after a restart (an interactive session); else (a script's
-        replay) they go on."""
-        dead = self.client.kernel
+        replay) they go on. `dead`: the kernel it ran on (a request that waited behind it may have started
+        the fresh one already)."""
+        dead = dead or self.client.kernel
         out, err = await self.client.leftover_output(dead) if dead else ("", "")
         err = without_own_frames(err)  # a segfault's stack names the worker's frames too
-        removed = await self._fresh_kernel(renumber)
+        removed = await self._fresh_kernel(renumber, dead)
         again = " Steps count from In [1] again." if renumber else ""
         words = (f"{reason[0].upper()}{reason[1:]}. A fresh kernel was started "
                  f"({self.client.kernel.started_ms:.0f} ms): the variables you defined before are lost. "
@@ -397,11 +399,16 @@ class Session:
         the names that disappeared. The timeline forgets the old kernel's steps and says a kernel began."""
         return await self._fresh_kernel()
 
-    async def _fresh_kernel(self, renumber: bool = True) -> list[str]:
+    async def _fresh_kernel(self, renumber: bool = True, dead: KernelProcess | None = None) -> list[str]:
         """A fresh kernel, its steps numbered from 1 in a timeline that says a kernel began (`renumber`
-        false: numbering goes on, as a crash in the middle of `run` keeps the script's numbers)."""
+        false: numbering goes on, as a crash in the middle of `run` keeps the script's numbers); `dead`:
+        the kernel lost, replaced only once."""
         self._set_state("starting")
-        await self.client.replace()
+        restarts = self.client.restarts
+        await self.client.replace(dead)
+        if self.client.restarts == restarts:  # another request that lost `dead` started the fresh one
+            self._set_state(KernelState.IDLE)
+            return []
         self.sandbox = self.client.kernel.ready.get("sandbox", self.sandbox)
         removed = list(self.tensors)
         self.tensors.clear()
@@ -524,11 +531,12 @@ class Session:
     async def task_state(self, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
         """A task's targets (and with ``everything`` every other name) read as data (tutor/tasks.py). When
         the read did not end in a state (it runs the learner's functions again: tasks.py words why),
-        {"check_lost": {"why": "timed_out", "seconds"}} (no answer in time, the kernel killed or giving up
-        itself), {"check_lost": {"why": "ended", "reason"}} (the kernel died) or {} (cut off by a restart)."""
+        {"check_lost": {"why": "timed_out", "seconds", "stopped"?}} (no answer in time, the kernel killed or
+        giving up itself; "stopped": it had stopped itself), {"check_lost": {"why": "ended", "reason"}} (the kernel died) or {} (cut off by a restart)."""
         reply = await self._request("task_state", targets=targets, start=start, token=token, everything=everything)
         if "overdue" in reply or reply.get("exhausted") == "time":
-            return {"check_lost": {"why": "timed_out", "seconds": reply.get("overdue", OP_SECONDS)}}
+            stopped = {"stopped": True} if reply.get("stopped") else {}  # it had stopped itself (SIGSTOP)
+            return {"check_lost": {"why": "timed_out", "seconds": reply.get("overdue", OP_SECONDS), **stopped}}
         if "lost" in reply and not reply.get("cut_off"):
             return {"check_lost": {"why": "ended", "reason": reply["reason"]}}
         return reply.get("state", {})
@@ -558,8 +566,8 @@ class Session:
                 # Cut off by a restart (a lesson's prepare, %restart) while it waited: the fresh kernel is
                 # that restart's; starting another would wipe what is being built in it.
                 return {"lost": f"the kernel was restarted while it answered ({died.reason})", "cut_off": True}
-            crashed = await self._after_crash(self.step, f"<{op}>", died.reason)
-            overdue = {"overdue": died.seconds} if isinstance(died, KernelOverdue) else {}
+            crashed = await self._after_crash(self.step, f"<{op}>", died.reason, dead=kernel)
+            overdue = {"overdue": died.seconds, "stopped": died.stopped} if isinstance(died, KernelOverdue) else {}
             return {"lost": crashed.kernel_event, "reason": died.reason, **overdue}
         error = reply.get("error")
         if isinstance(error, dict) and "code" in error:  # the kernel's code and names, in words (views/remarks.py)

@@ -7,9 +7,10 @@ Three kinds:
   "without an in-place op"): the state alone cannot tell ``y.sum().backward()``
   from ``y.backward(torch.ones_like(y))``;
 - **reaching in**: an attempt that imports sys, gc or gradrepl, calls exec or
-  getattr, or touches dunder attributes could rewrite the reader of its own
-  state (kernel/inspect/task_state.py); no task needs any of it, so the
-  attempt is refused before its state is believed;
+  getattr, touches dunder attributes, or walks frames (``gen.gi_frame.f_back``,
+  ``tb_next``, ``f_globals``) could rewrite the reader of its own state
+  (kernel/inspect/task_state.py); no task needs any of it, so the attempt is
+  refused before its state is believed;
 - **patching**: an attempt that assigns an attribute other than a tensor's
   own state (``.grad``, ``.data``, ``.requires_grad``) replaces part of torch
   or of an object (``torch.Tensor.backward = ...``, ``opt.step = ...``): the
@@ -35,11 +36,17 @@ NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
 
 BLOCKED_MODULES = {"sys", "gc", "builtins", "ctypes", "importlib", "inspect", "os", "gradrepl", "types",
                    "marshal", "pickle", "runpy", "threading", "_thread", "signal", "subprocess", "code",
-                   "codeop", "posix", "weakref", "dis"}
+                   "codeop", "posix", "weakref", "dis", "traceback", "faulthandler"}
 BLOCKED_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr", "setattr",
-                 "delattr", "breakpoint"}
+                 "delattr", "breakpoint", "attrgetter", "methodcaller"}
+# Frames and code objects: a generator's, coroutine's or traceback's frame walks up (f_back) to the kernel's own
+# frames, whose f_globals hold the reader of the task's state (a blind attacker replaced it there).
+FRAME_ATTRIBUTES = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "tb_next", "f_back", "f_globals", "f_locals",
+                    "f_builtins", "f_code", "f_trace", "gi_code", "cr_code", "ag_code", "_getframe", "currentframe",
+                    "walk_stack", "walk_tb", "extract_stack", "print_stack", "format_stack",
+                    "attrgetter", "methodcaller", "get_field"}  # an attribute looked up by a computed name
 # Attributes that lead to a module's innards from anything that imported it (torch.autograd.sys ...).
-BLOCKED_ATTRIBUTES = BLOCKED_MODULES | {"_engine_run_backward", "_execution_engine"}
+BLOCKED_ATTRIBUTES = BLOCKED_MODULES | FRAME_ATTRIBUTES | {"_engine_run_backward", "_execution_engine"}
 ALLOWED_DUNDERS = {"__init__"}  # a Module subclass calls super().__init__()
 IN_PLACE_ALLOWED = {"requires_grad_"}  # changes a flag, not a tensor's data
 TYPED_RTOL = 1e-3  # a number typed with four digits matches the value it copies
@@ -220,8 +227,10 @@ def reaches_in(code: str) -> str | None:
             return _source(code, node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _dunder(node.name):
             return f"def {node.name}"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _dunder(node.value.strip()):
-            return repr(node.value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _names_blocked(node.value):
+            return repr(node.value)  # a name spelled for a lookup by text (attrgetter("f_back"))
+        elif isinstance(node, (ast.BinOp, ast.JoinedStr)) and _names_blocked(_joined_text(node) or ""):
+            return _source(code, node)  # ... or joined from pieces ("gi_" + "frame")
     return None
 
 
@@ -259,6 +268,24 @@ def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _joined_text(node: ast.AST) -> str | None:
+    """The text of string constants joined by `+` or in an f-string of constants only (None: not that)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _joined_text(node.left), _joined_text(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = [_joined_text(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values]
+        return None if None in parts else "".join(parts)
+    return None
+
+
+def _names_blocked(text: str) -> bool:
+    """``text`` spells a dunder or a frame attribute, alone or in a dotted path ("gi_frame.f_back")."""
+    return any(_dunder(part) or part in FRAME_ATTRIBUTES for part in text.strip().split("."))
 
 
 def _dunder(name: str) -> bool:
@@ -334,31 +361,97 @@ def typed_answer(code: str, expected: Iterable[float], allowed: set[float], seed
 
 
 def _leaves(node: ast.AST) -> list[float]:
-    """The numbers a constant expression is written with (``1 / 3``: 1 and 3)."""
-    return [float(n.value) for n in ast.walk(node) if isinstance(n, ast.Constant)
-            and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
+    """The numbers a constant expression is written with (``1 / 3``: 1 and 3; ``float('0.333')``: 0.333)."""
+    leaves = []
+    for part in ast.walk(node):
+        if isinstance(part, ast.Constant) and isinstance(part.value, (int, float)) and not isinstance(part.value, bool):
+            leaves.append(float(part.value))
+        elif isinstance(part, ast.Constant) and isinstance(part.value, (str, bytes)):
+            leaves.extend(_text_numbers(part.value))
+    return leaves
 
 
 def _written_numbers(tree: ast.AST):
-    """(node, value) of each number the code writes, skipping what only tests or counts."""
+    """(node, value) of each number the code writes, skipping what only tests or counts. A number written
+    as text is written too (``float("2.0139")``, ``'2.01,3.50'.split(',')``, ``f'{3.5}'``, a hex float):
+    a conversion turns it into the same value."""
     stack = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Compare, ast.Assert, ast.JoinedStr, ast.Subscript)):
+        if isinstance(node, (ast.Compare, ast.Assert)):
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "range"):
+            continue
+        if isinstance(node, ast.Subscript):  # an index counts (x[0]); what is indexed may hold a typed number
+            stack.append(node.value)
+            continue
+        if isinstance(node, ast.FormattedValue):  # `{v:.4f}`: the spec is a format, not a number
+            stack.append(node.value)
             continue
         value = _constant(node)
         if value is not None:
             yield node, value
             continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            for number in _text_numbers(node.value):
+                yield node, number
+            continue
         stack.extend(ast.iter_child_nodes(node))
+
+
+def _text_numbers(text: str | bytes) -> list[float]:
+    """The numbers a string holds, as a conversion would read them: each decimal in it, and the whole text
+    as float() or float.fromhex() parses it (parsed, never evaluated)."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    found = [float(match) for match in NUMBER.findall(text)]
+    whole = _text_value(text)
+    return found + ([whole] if whole is not None else [])
+
+
+def _text_value(text: str | bytes, base: int | None = None) -> float | None:
+    """The number float(), int(text, base) or float.fromhex() makes of ``text`` (None: none of them)."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    if len(text) > 400:  # int() of a huge digit string is slow, and no answer is that long
+        return None
+    readers = [lambda t: float(int(t, base))] if base is not None else [float, float.fromhex, lambda t: float(int(t, 0))]
+    for reader in readers:
+        try:
+            value = reader(text.strip())
+        except (ValueError, OverflowError):
+            continue
+        if math.isfinite(value):
+            return value
+    return None
+
+
+# str -> number conversions of a written text: read as the number they make (`int('201391') / 100000`).
+CONVERSIONS = {"float", "int", "fromhex", "Decimal", "Fraction"}
+
+
+def _converted(node: ast.Call) -> float | None:
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if name not in CONVERSIONS or not node.args or node.keywords and name != "int":
+        return None
+    text = node.args[0]
+    if not (isinstance(text, ast.Constant) and isinstance(text.value, (str, bytes))):
+        return None
+    base = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "base"), None)
+    if base is None:
+        return _text_value(text.value)
+    if isinstance(base, ast.Constant) and type(base.value) is int and (base.value == 0 or 2 <= base.value <= 36):
+        return _text_value(text.value, base.value)
+    return None
 
 
 def _constant(node: ast.AST) -> float | None:
     """The value of a constant arithmetic expression of numbers (never evaluated as code)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return float(node.value)
+    if isinstance(node, ast.Call):
+        return _converted(node)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = _constant(node.operand)
         return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)

@@ -106,6 +106,10 @@ def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> 
     if not end.get("started", False):
         return Verdict(False, "the kernel was restarted since this task started, so its start is rebuilt; "
                        "run your code again", retry=True)
+    if end.get("tampered"):  # the kernel's reader was rebound (kernel/inspect/seal.py): no state is believed
+        return Verdict(False, "code that ran in this kernel replaced part of the tutor's own reader of the task's "
+                       f"state (`{end['tampered'][0]}`), so no state it reads can be judged; no task needs that",
+                       "the kernel is rebuilt")
     ran = attempt if isinstance(attempt, Ran) else ran_code([attempt])
     if ran.unjudged:
         return Verdict(False, f"`{ran.unjudged.splitlines()[0][:80]}` ran code the task's rules cannot read, so "
@@ -167,8 +171,9 @@ def _check_lost_words(lost: dict) -> str:
     """Why the check's read of the attempt gave no state (Session.task_state), said of the learner's function:
     the check runs it again (under the transform it was given, at its inputs and at moved ones)."""
     if lost.get("why") == "timed_out":
+        stopped = "; it had stopped itself, SIGSTOP" if lost.get("stopped") else ""
         said = (f"your function did not return within {lost.get('seconds', 0):g} s during the check (the check "
-                "runs it again, at its inputs and at moved ones), so the kernel was killed")
+                f"runs it again, at its inputs and at moved ones{stopped}), so the kernel was killed")
     else:
         said = f"your function ended the kernel during the check ({str(lost.get('reason', '')).rstrip('.')})"
     return said + "; a fresh kernel was started, and the lesson's variables are rebuilt there"

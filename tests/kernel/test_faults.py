@@ -316,3 +316,53 @@ def test_busy_kernel_does_not_outlive_a_killed_frontend():
         frontend.kill()
         frontend.wait()
     assert not outlives(kernel), "the kernel kept running after its frontend was killed"
+
+
+# --- a kernel that stops itself while idle (a blind attacker, `gradrepl --plain`) ------------------
+
+STOP_SOON = ("import os, signal, threading, time\nthreading.Thread(target=lambda: (time.sleep(0.5), "
+             "os.kill(os.getpid(), signal.SIGSTOP)), daemon=True).start()")
+
+
+async def stopped_behind_a_completion(session: Session) -> tuple[int, asyncio.Task, asyncio.Task]:
+    """The kernel stops itself after a step; a completion asked while typing waits on it; then a step is
+    sent, behind that completion."""
+    await session.execute(STOP_SOON)
+    from gradrepl.client.kernel_client import _stopped  # /proc says T
+
+    pid = session.kernel_info["pid"]
+    while not _stopped(pid):
+        await asyncio.sleep(0.05)
+    completion = asyncio.create_task(session.complete("z = 1 +"))
+    await asyncio.sleep(0.2)
+    step = asyncio.create_task(session.execute("z = 1 + 1"))
+    while session.state != "busy":
+        await asyncio.sleep(0.01)
+    return pid, completion, step
+
+
+async def test_ctrl_c_on_a_step_behind_a_stopped_kernel_says_it_stopped_itself(session):
+    pid, completion, step = await stopped_behind_a_completion(session)
+    assert await session.interrupt()
+    result = await asyncio.wait_for(step, 60)
+    await completion
+    assert_lost_in_words(result)
+    assert "stopped itself" in result.kernel_event and "No kernel is running" not in result.kernel_event, result
+    assert session.kernel_info["pid"] != pid
+    await assert_recovers(session)
+
+
+async def test_a_step_behind_a_stopped_kernel_past_the_deadline_says_it_stopped_itself(session):
+    import dataclasses
+
+    kept = session.options
+    session.options = dataclasses.replace(kept, request_deadline=3.0)
+    try:
+        pid, completion, step = await stopped_behind_a_completion(session)
+        result = await asyncio.wait_for(step, 60)
+        await completion
+    finally:
+        session.options = kept
+    assert_lost_in_words(result)
+    assert "stopped itself" in result.kernel_event and "SIGKILL" not in result.kernel_event, result
+    await assert_recovers(session)

@@ -500,3 +500,77 @@ async def test_an_honest_fix_by_another_road_is_accepted(session, uid, attempt):
 ])
 async def test_a_game_by_those_roads_is_still_refused(session, uid, attempt):
     await refusal(session, uid, attempt, "a game by setattr or a method")
+
+
+# Found by a blind attacker (lesson 12, --from 2): the target values the first attempt printed, typed in the
+# second as strings a conversion turns into numbers; a number is typed however it is spelled.
+@pytest.mark.parametrize("attempt", [
+    'with torch.no_grad():\n    w.copy_(torch.tensor([float("2.0139119625091553")]))\n'
+    '    b.copy_(torch.tensor([float("3.502440929412842")]))\nw.grad = None\nb.grad = None',
+    "with torch.no_grad():\n    w.copy_(torch.tensor([float(' 2.01391 ')]))\n"
+    "    b.copy_(torch.tensor([float('3.50244')]))\nw.grad = None\nb.grad = None",
+    "with torch.no_grad():\n    w.copy_(torch.tensor([float.fromhex('0x1.01c7de0000000p+1')]))\n"
+    "    b.copy_(torch.tensor([float.fromhex('0x1.c04ffc0000000p+1')]))\nw.grad = None\nb.grad = None",
+    "with torch.no_grad():\n    w.copy_(torch.tensor([float(b'2.01391'.decode())]))\n"
+    "    b.copy_(torch.tensor([float(f'{3.50244}')]))\nw.grad = None\nb.grad = None",
+    "s = '2.01391,3.50244'.split(',')\nwith torch.no_grad():\n    w.copy_(torch.tensor([float(s[0])]))\n"
+    "    b.copy_(torch.tensor([float(s[1])]))\nw.grad = None\nb.grad = None",
+    "with torch.no_grad():\n    w.copy_(torch.tensor([int('201391') / 100000]))\n"
+    "    b.copy_(torch.tensor([int('350244') / 100000]))\nw.grad = None\nb.grad = None",
+])
+async def test_a_number_typed_as_a_string_is_typed_in(session, attempt):
+    await refusal(session, "training-loop/one-step", attempt, "a number typed as a string")
+
+
+# Found by a blind attacker (lesson 2, --from 8): a generator's frame walked up to the kernel's own module, whose
+# reader of the task's state was replaced so that the check read a forged state.
+
+
+@pytest.mark.parametrize("attempt", [
+    "def g():\n    yield f.f_back\nx3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "g = (i for i in [1])\nfr = g.gi_frame\nx3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "import operator\nfr = operator.attrgetter('gi_frame')((i for i in [1]))\n"
+    "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "async def c():\n    pass\nfr = c().cr_frame\nx3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()\nfr = (i for i in [1]).gi_frame\nc = fr.f_code",
+    "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()\nq = (i for i in [1]).gi_frame.f_globals",
+    "import traceback\nx3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "import operator\nfr = operator.attrgetter('gi_' + 'frame')((i for i in [1]))\n"
+    "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+    "import string\nfr = string.Formatter().get_field('0.gi' + '_frame', [(i for i in [1])], {})\n"
+    "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()",
+])
+async def test_frame_and_code_introspection_is_reaching_in(session, attempt):
+    feedback = await refusal(session, "first-gradient/cube-task", attempt, "frame introspection")
+    assert "reaches into" in feedback, feedback
+
+
+# The attacker's walk itself, run where no code rule reads it (a door the static guard may not know): the
+# kernel's reader of a task's state is not the one the walk replaced, and the replacement is reported.
+WALK = ("def _walk():\n    yield\n_g = _walk()\n"
+        "def _up():\n    fr = _g.gi_frame.f_back\n    while fr is not None and 'task_state' not in fr.f_globals:\n"
+        "        fr = fr.f_back\n    return fr.f_globals\n"
+        "_real = None\n"
+        "def _find():\n    global _real\n    g = _up()\n    _real = g['task_state']\n"
+        "    class Fake:\n        def read(self, *a, **k):\n            return {'forged': True}\n"
+        "    g['task_state'] = Fake()\n    yield\n"
+        "_g = _find()\nnext(_g)\n")
+
+
+async def test_a_reader_replaced_in_the_kernels_module_is_not_used(session):
+    from gradrepl.tutor import tasks
+    from gradrepl.tutor.grading import compute_key
+
+    uid = "first-gradient/cube-task"
+    reference = (await compute_key(question(uid), session)).reference  # the solution's, in a fresh kernel
+    start = await tasks.begin(question(uid), session)
+    walked = await session.execute(WALK)
+    assert walked.error is None, walked.error
+    end = await tasks.read(question(uid), session, start)
+    assert "forged" not in end, end
+    assert end.get("tampered"), end
+    verdict = tasks.judge(question(uid), reference, end, "x3 = torch.tensor(2.0, requires_grad=True)\n"
+                                                         "(x3 ** 3).backward()")
+    assert not verdict.ok and "replaced part of the tutor's own reader" in verdict.message, verdict
+    graded = await grade(question(uid), "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()", session)
+    assert graded.correct, graded.feedback  # the next attempt starts in a fresh kernel

@@ -147,3 +147,11 @@ async def test_play_counts_the_attempt_and_the_lesson_goes_on(hurried):
     graded = [event for event in events if isinstance(event, Graded)]
     assert [(g.grade.correct, g.counts) for g in graded] == [(False, True), (True, True)], graded
     assert "did not return within" in graded[0].grade.feedback
+
+
+# A blind attacker's finding: the verdict on a function that stops its own kernel dropped why it never returned.
+async def test_a_function_that_stops_its_kernel_in_the_check_is_told_it_stopped_itself(hurried):
+    graded = await grade(question(TASK), shifted_that("os.kill(os.getpid(), signal.SIGSTOP)"), hurried)
+    assert not graded.correct and not graded.retry, graded.feedback
+    assert "stopped itself" in graded.feedback, graded.feedback
+    await assert_kernel_answers(hurried)
