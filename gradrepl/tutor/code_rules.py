@@ -130,6 +130,19 @@ def _changes_in_place(code: str, tree: ast.Module) -> str | None:
     return None
 
 
+def _uses_data(code: str, tree: ast.Module) -> str | None:
+    """The first use of ``.data`` (``w.data -= ...``, ``d = w.data``, ``getattr(w, 'data')``): a write through
+    it changes the values behind autograd's back, and a no-op in-place op beside it (``w.detach().add_(0)``)
+    moves the version counter the state check reads; a task about writes autograd sees needs no .data."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            return _source(code, node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr") \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "data":
+            return _source(code, node)
+    return None
+
+
 TRANSFORMS = {"grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"}
 
 
@@ -177,6 +190,7 @@ def _input_method(node: ast.Call) -> bool:
 RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "gradient-argument": ("a backward call passes a gradient argument", _passes_gradient),
     "no-inplace": ("no tensor is changed in place", _changes_in_place),
+    "no-data": ("no tensor is read or written through .data", _uses_data),
     "calls-transform": ("a torch.func transform computes it", _calls_transform),
     "transforms-only": ("only torch.func transforms and the task's functions compute it", _transforms_only),
 }

@@ -11,6 +11,15 @@ from gradrepl.tutor.grading import grade
 from tests.support.course import accepted, question, refusal
 
 GAMES = [
+    # L08, L12 (blind play-through, this round): a no-op in-place op moves the version counter the state check
+    # reads, and the real change goes through .data, which autograd never sees
+    ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(0)\n"
+                               "w.data = w.data + 1\n(w ** 2).sum().backward()", ".data"),
+    ("training-loop/one-step", "w.detach().add_(0)\nb.detach().add_(0)\nw.data = w.data - lr * w.grad\n"
+                               "b.data = b.data - lr * b.grad\nw.grad.zero_()\nb.grad.zero_()", ".data"),
+    ("training-loop/one-step", "d = getattr(w, 'data')\nw.detach().add_(0)\nb.detach().add_(0)\n"
+                               "d -= lr * w.grad\nwith torch.no_grad():\n    b -= lr * b.grad\n"
+                               "w.grad.zero_()\nb.grad.zero_()", "getattr(w, 'data')"),
     # L12: the gradient the cell printed (-4.0278), typed with its sign carried by the operator beside it
     ("training-loop/one-step", "with torch.no_grad():\n    w += lr * 4.0278\n    b += lr * 7.0049\n"
                                "w.grad.zero_()\nb.grad.zero_()", "4.0278"),
