@@ -177,8 +177,9 @@ def main() -> None:
     print(f"nn.Module + Adam, p.grad = None loop, {iterations:,} iterations (median of {runs}): {figures}")
     figures = side_by_side(RETAINED_LOOP.format(iterations=64), runs)
     print(f"64 backward passes beside 20,000 retained non-leaf grads (median of {runs}): {figures}")
-    # Beside two busy processes: python's idle OpenMP threads spin against them, the kernel's sleep
-    # (client/launch.py sets OMP_WAIT_POLICY=PASSIVE), so here a ratio well under 1 is expected.
+    # Beside two busy processes, as on a newcomer's loaded laptop: OpenMP's idle threads spin against them
+    # (python's and the kernel's alike); OMP_WAIT_POLICY=PASSIVE helped here 10-35x but cost a quiet machine
+    # 2.4x on the loop above, so the kernel keeps python's default and this line watches the loaded case.
     with busy_beside(2):
         figures = side_by_side(MODULE_LOOP.format(iterations=iterations // 5), runs)
     print(f"nn.Module + SGD(momentum) loop beside two busy processes, {iterations // 5:,} iterations "

@@ -53,10 +53,6 @@ def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         if env.get(name):
             env[name] = os.path.abspath(env[name])
     env.setdefault("MALLOC_ARENA_MAX", "2")  # keeps the address space (RLIMIT_AS) predictable
-    # libgomp's idle threads spin for their next parallel region by default: on a busy laptop they
-    # fight the other programs for the cores, and an nn.Module loop of tiny matmuls ran 10-35x slower
-    # than with them asleep (benchmarks/bench_step.py, beside busy processes). A user's own setting wins.
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     # torch starts a thread pool at import unless told not to, and a process with
     # threads cannot be forked safely; each kernel sets its own count after forking.
     env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
