@@ -574,3 +574,28 @@ async def test_a_reader_replaced_in_the_kernels_module_is_not_used(session):
     assert not verdict.ok and "replaced part of the tutor's own reader" in verdict.message, verdict
     graded = await grade(question(uid), "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3).backward()", session)
     assert graded.correct, graded.feedback  # the next attempt starts in a fresh kernel
+
+
+# Found by a blind play-through (issue 22, helper J): a 0-d tensor lr is the number it holds (SGD takes it and
+# steps the same), so it is accepted.
+async def test_a_zero_d_tensor_learning_rate_is_accepted(session):
+    await accepted(session, "trainable-parameters/filtered-optimizer",
+                   "opt = torch.optim.SGD(filter(lambda p: p.requires_grad, net.parameters()), "
+                   "lr=torch.tensor(0.1), momentum=0.9)")
+
+
+# ... and the refusals' words say what is wrong, no more: a right value left a float must stay a tensor (its
+# value is not wrong), a transform of another function names the task's function, not an earlier cell's, and
+# a gradient written in by hand is told both honest roads (backward or autograd.grad, which is accepted).
+@pytest.mark.parametrize("uid, attempt, says, never", [
+    ("func-higher-order/third-derivative", "g3 = torch.func.grad(torch.func.grad(torch.func.grad(wave)))\n"
+                                           "third = g3(x).item()", "tensor", "is not d³wave"),
+    # the lesson's first cell made d2 = grad(grad(f)): torch's wrapper code, which runs inside any grad
+    ("func-higher-order/third-derivative", "third = torch.func.grad(lambda t: -4 * wave(t))(x)", "wave", "d2"),
+    ("autograd-grad/gradient-penalty", "g, = torch.autograd.grad(out, inp, create_graph=True)\n"
+                                       "penalty = (g.norm() - 1) ** 2\nw.grad = torch.autograd.grad(penalty * 2, w)[0] / 2",
+     "torch.autograd.grad", "one backward pass"),
+])
+async def test_a_refusal_says_only_what_is_wrong(session, uid, attempt, says, never):
+    feedback = await refusal(session, uid, attempt)
+    assert says in feedback and never not in feedback, feedback

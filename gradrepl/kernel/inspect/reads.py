@@ -133,6 +133,16 @@ def plain(value):
     return f"<{qualified(kind)}>"
 
 
+def setting(value):
+    """An optimizer's setting as plain data: a 0-d tensor reads as its number (SGD takes lr=torch.tensor(0.1)
+    and steps the same as with 0.1)."""
+    if kind_of(value) == "tensor":
+        facts = _values(value)
+        if facts["shape"] == [] and facts["values"] is not None:
+            return facts["values"]
+    return plain(value)
+
+
 def kind_of(value) -> str:
     kind = _type(value)
     if kind in TENSOR_TYPES or _issubclass(kind, BASE):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from gradrepl.kernel.guard import NoValue
 from gradrepl.kernel.inspect.torch_globals import Switches, described
-from gradrepl.kernel.inspect.transforms import at_moved_inputs, made_by_transform, ran_inside, transformed
+from gradrepl.kernel.inspect.transforms import TORCH_FILES, at_moved_inputs, made_by_transform, ran_inside, transformed
 from gradrepl.kernel.inspect.walk import output_name
 from gradrepl.kernel.inspect.backward_log import Task, begin, current
 from gradrepl.kernel.inspect.captured import (BASE, DATA_PTR, DISPATCH_DEPTH, FUNCTION_MODE_ON, GET, GRAD_ENABLED,
@@ -47,7 +47,7 @@ from gradrepl.kernel.inspect.captured import (BASE, DATA_PTR, DISPATCH_DEPTH, FU
                                               dict_get, dict_items, enumerate, int, object_getattribute, type_name)
 from gradrepl.kernel.inspect.reads import (CHILD_CAP, ENTRY_CAP, Missing, NAME_CAP, SKIPPED, Unreadable, _attribute,
                                            _child, _facts, _index, _values, kind_of, plain, qualified, quiet_grad,
-                                           unreadable)
+                                           setting, unreadable)
 
 
 def read(namespace: dict, targets: list, start: bool, token: str = "", everything: bool = False) -> dict:
@@ -149,7 +149,10 @@ def _written_here(value) -> bool:
     if type_name(_type(value)) != "function":
         return False
     module = object_getattribute(value, "__module__")
-    return not (_type(module) is _str and module.partition(".")[0] in ("torch", "gradrepl", "functools"))
+    if _type(module) is _str and module.partition(".")[0] in ("torch", "gradrepl", "functools"):
+        return False
+    filename = object_getattribute(object_getattribute(value, "__code__"), "co_filename")
+    return not (_type(filename) is _str and filename.startswith(TORCH_FILES))
 
 
 def _flat_values(values) -> list:
@@ -362,7 +365,7 @@ class _Reader:
             params = dict_get(group, "params")
             labels = [self.label(p, f"{path}.param_groups[{g}]['params'][{i}]")
                       for i, p in enumerate(params if _type(params) in (_list, _tuple) else [])]
-            hyper = {_str(k): plain(v) for k, v in dict_items(group) if k != "params"}
+            hyper = {_str(k): setting(v) for k, v in dict_items(group) if k != "params"}
             groups.append({"params": labels, "hyper": hyper})
         return {"kind": "optimizer", "type": qualified(_type(opt)), "identity": self.label(opt, path),
                 "groups": groups, "state": self.optimizer_state(path, dict_get(own, "state"))}

@@ -27,6 +27,7 @@ import collections
 import contextlib
 import functools
 import io
+import os
 import sys
 import types
 
@@ -55,6 +56,10 @@ _last: tuple[dict, dict] = ({}, {})  # ... and of the last one that ended (what 
 # grad's point), and a pull made before is made again at its vjp's moved primals.
 _moving = False
 _inner = 0  # derivative calls running now (vmap not counted): only the outermost moves its inputs
+# torch's and gradrepl's own code lives here: a function grad(f) returns copies f's __module__ (functools.wraps),
+# but its code is the transform's wrapper, which runs inside every such transform
+TORCH_FILES = (os.path.dirname(torch.__file__) + os.sep,
+               os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep)
 _SETPROFILE, _GETPROFILE, _REGISTER = sys.setprofile, sys.getprofile, _module_hooks.register_module_forward_pre_hook
 
 
