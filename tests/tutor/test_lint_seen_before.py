@@ -215,6 +215,23 @@ def test_a_fix_the_code_task_whose_fix_the_prose_above_names_fails_lint(tmp_path
     assert not [line for line in out.splitlines() if str(asked_first) in line and "gives the answer away" in line], out
 
 
+TWICE_TASK = """```question
+id: twice
+type: task
+prompt: "Run backward through this same `y` twice."
+setup: |
+  x.grad = None
+  y = x ** 2
+checks:
+  - state: x
+    facts: [grad]
+    message: x.grad should hold two passes.
+solution: |
+  y.backward(retain_graph=True)
+  y.backward()
+{hints}```
+"""
+
 TOLD_BY_TORCH = """```python
 x = torch.tensor(2.0, requires_grad=True)
 y = x ** 2
@@ -234,22 +251,7 @@ code: |
 ask: x.grad
 {hints}```
 
-```question
-id: twice
-type: task
-prompt: "Run backward through this same `y` twice."
-setup: |
-  x.grad = None
-  y = x ** 2
-checks:
-  - state: x
-    facts: [grad]
-    message: x.grad should hold two passes.
-solution: |
-  y.backward(retain_graph=True)
-  y.backward()
-{hints}```
-"""
+""" + TWICE_TASK
 
 TOLD_BY_WHY = """```python
 w = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -307,22 +309,7 @@ y = x ** 2
 
 {prose}
 
-```question
-id: twice
-type: task
-prompt: "Run backward through this same `y` twice."
-setup: |
-  x.grad = None
-  y = x ** 2
-checks:
-  - state: x
-    facts: [grad]
-    message: x.grad should hold two passes.
-solution: |
-  y.backward(retain_graph=True)
-  y.backward()
-{hints}```
-{after}"""
+""" + TWICE_TASK + "{after}"
 
 
 def test_a_keyword_flag_the_fix_passes_named_in_the_prose_above_fails_lint(tmp_path):
