@@ -3,9 +3,17 @@
 post_run_cell reads the namespace (cells.py) and hands the panel the rows; the panel syncs
 only when a row changed, was removed, or lost its changed mark. With the panel off
 (`%gradrepl off`) or closed, no cell pays for inspection: the events return at once.
+
+Where a frontend shows the panel (it gets deltas, not a table in the cell's output), the reading
+waits until the kernel has sent the cell's reply: the learner sees the cell end, and the panel a
+moment later, while the frontend is still drawing the result. Nothing the learner runs can come
+between: the next cell (or a lesson's step) reads what is pending first.
 """
 
 from __future__ import annotations
+
+import asyncio
+from functools import partial
 
 from IPython.display import display
 
@@ -63,6 +71,7 @@ class Extension:
         self._sent_stale: list[str] = []
         self._sent_notes: list[str] = []
         self._owed = False                   # cells ran while the panel was hidden: read them when it shows
+        self._pending = None                 # the last cell's reading, due once its reply is sent
 
     def start(self) -> None:
         self.shell.register_magics(self._magics)
@@ -73,6 +82,7 @@ class Extension:
         self._sync()
 
     def stop(self) -> None:
+        self.read_pending()
         unregister(self.shell, pre_run_cell=self.pre_run_cell, post_run_cell=self.post_run_cell)
         self.cells.after(0, "")  # ends a recording that is open
         if self.panel is not None:
@@ -98,6 +108,7 @@ class Extension:
 
     def catch_up(self) -> None:
         """A hidden panel is seen again: read what the cells run meanwhile changed, under the last cell."""
+        self.read_pending()
         if not self._owed or not self.watching():
             return
         self._owed = False
@@ -107,6 +118,7 @@ class Extension:
 
     # -- IPython events --------------------------------------------------
     def pre_run_cell(self, info) -> None:
+        self.read_pending()  # the cell before is read before this one runs, whatever the event loop did
         self._cell = (getattr(info, "cell_id", None), info.raw_cell or "")
         if self.watching():
             self.provenance.before(*self._cell)
@@ -117,8 +129,30 @@ class Extension:
             self.cells.stop_recording()
             self._owed = self._owed or (self.panel is not None and self.panel.hidden)
             return
-        count = result.execution_count
-        cell_id, source = self._cell
+        read = partial(self._read_cell, result.execution_count, *self._cell)
+        loop = self._kernel_loop() if self.panel.rendered else None
+        if loop is None:
+            read()
+            return
+        self._pending = read
+        loop.call_soon(self.read_pending)  # after execute_request's handler: its reply and idle are out
+
+    def read_pending(self) -> None:
+        """Read the cell whose reading is due (none: nothing to do)."""
+        read, self._pending = self._pending, None
+        if read is not None:
+            read()
+
+    def _kernel_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop of the kernel running this cell (ipykernel's); None in terminal IPython."""
+        if not has_widget_frontend(self.shell):
+            return None
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+
+    def _read_cell(self, count: int, cell_id: str | None, source: str) -> None:
         changed = self.cells.after(count, source)
         self.provenance.after(cell_id, count, source, self.cells.rows, self.cells.changed)
         self._sync()
@@ -130,6 +164,7 @@ class Extension:
     def read_now(self, source: str) -> None:
         """Code a lesson ran in the namespace outside a cell of its own (a button's step): read it now,
         under the current execution count."""
+        self.read_pending()
         if self.watching():
             self.cells.after(self.shell.execution_count, source)
             self._sync()

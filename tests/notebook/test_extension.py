@@ -65,6 +65,14 @@ def test_ipython_names_get_no_rows(shell):
     assert set(rows(shell)) == {"t"}
 
 
+def test_an_ipython_name_the_learner_rebinds_gets_its_row_in_namespace_order(shell):
+    cell(shell, "import torch\na = torch.zeros(1)")
+    cell(shell, "a * 2")                     # _ and _N hold IPython's copy of the output
+    cell(shell, "In = torch.ones(2)\nb = torch.ones(3)")  # the learner's own `In`: a row of its own
+    assert list(rows(shell)) == ["a", "In", "b"]
+    assert rows(shell)["In"]["shape"] == [2]
+
+
 def test_a_cell_that_changes_nothing_sends_nothing(shell):
     panel = loaded(shell).panel
     cell(shell, "import torch\nx = torch.ones(2)")
