@@ -7,7 +7,7 @@ from __future__ import annotations
 import weakref
 from functools import partial
 from itertools import chain, compress, count
-from operator import attrgetter, call, is_not, not_
+from operator import attrgetter, call, is_not, not_, or_
 
 import torch
 
@@ -18,6 +18,7 @@ _VERSION = attrgetter("_version")
 _REQUIRES_GRAD = attrgetter("requires_grad")
 _GRAD = attrgetter("_grad")  # only for leaves: a non-leaf's .grad warns
 _IS_LEAF = attrgetter("is_leaf")
+_RETAINS_GRAD = attrgetter("retains_grad")
 _NOT_NONE = partial(is_not, None)
 
 
@@ -156,6 +157,20 @@ class Group:
             leaf_print = self._leaf_print(tensors)
         self.leaf_print = leaf_print
 
+    def _other_grads_moved(self, tensors: list) -> list[int]:
+        """Watched non-leaves whose .grad changed. One that neither retains its grad nor has become a leaf
+        has none (grad_of), told by two C-level maps; only the others are read one by one."""
+        positions, keys = list(self.other_keys), list(self.other_keys.values())
+        if not positions:
+            return []
+        picked = list(map(tensors.__getitem__, positions))
+        may_hold = list(map(or_, _each(_RETAINS_GRAD, picked, True), _each(_IS_LEAF, picked, True)))
+        moved = [i for i, key in zip(compress(positions, may_hold), compress(keys, may_hold))
+                 if _grad_key(tensors[i]) != key]
+        cannot = list(map(not_, may_hold))
+        moved += compress(compress(positions, cannot), map(_NOT_NONE, compress(keys, cannot)))
+        return moved
+
     def differs_from(self, old: Group, tensors: list) -> list[int] | range:
         """Positions that are new or changed compared with the group's previous state.
 
@@ -180,6 +195,27 @@ class Group:
                     if i < shared and same[i] and theirs.leaf_keys.get(i, theirs.other_keys.get(i)) != key:
                         hits.add(i)
         return sorted(hits)
+
+    def replaced(self, names: list[str], tensors: list) -> list[int] | None:
+        """Positions whose name now names another object (`x = x + 1`, one name of fifty), when the
+        names are the same as last step; None when they are not (the group is then built afresh)."""
+        if len(tensors) != len(self.refs) or names != self.names:
+            return None
+        return list(compress(count(), map(is_not, map(call, self.refs), tensors)))
+
+    def replace(self, positions: list[int], tensors: list) -> list[int]:
+        """Take the new objects at these positions (their names stay), without rebuilding the group's
+        state name by name; return the old objects' ids, position for position. Read what changed in the
+        other positions first (changed_indices): their grads are read afresh here."""
+        old_ids = [self.ids[i] for i in positions]
+        for i in positions:
+            t = tensors[i]
+            self.ids[i], self.refs[i] = id(t), weakref.ref(t)
+            self.versions[i] = _read(_VERSION, t, -1)
+            self.requires_grad[i] = _read(_REQUIRES_GRAD, t, False)
+        self.any_requires_grad = any(self.requires_grad)
+        self._rewatch(tensors, set(positions), self.leaf_print)
+        return old_ids
 
     def holds(self, names: list[str], tensors: list) -> bool:
         """Same names for the very same objects as last step."""
@@ -208,7 +244,7 @@ class Group:
         leaf_print = self._leaf_print(tensors)
         if leaf_print != self.leaf_print:
             hits.update(i for i, key in self.leaf_keys.items() if _grad_key(tensors[i]) != key)
-        hits.update(i for i, key in self.other_keys.items() if _grad_key(tensors[i]) != key)
+        hits.update(self._other_grads_moved(tensors))
         if hits:
             self._rewatch(tensors, hits, leaf_print)
         return sorted(hits)

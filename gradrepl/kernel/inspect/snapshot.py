@@ -150,11 +150,19 @@ class Inspector:
         groups: dict[str, Group] = {}
         candidates: dict[str, torch.Tensor] = {}
         swaps: list[tuple[Group | None, Group | None]] = []  # groups whose contents changed
+        moves: list[tuple[str, int, int]] = []  # (name, old id, new id): a name of a group that now names another
         for key, (names, tensors) in walked.items():
             self._reading = ("group", key)
             group = self._groups.get(key)
-            if group is not None and group.holds(names, tensors):
+            replaced = None if group is None or group.holds(names, tensors) else group.replaced(names, tensors)
+            if group is not None and replaced is None and group.holds(names, tensors):
                 changed_at = group.changed_indices(tensors, requires_grad_may_change)
+            elif replaced is not None:  # the same names, a few bound anew: patched, not rebuilt
+                # what changed in the objects kept is read before the group takes the new ones
+                kept_changed = group.changed_indices(tensors, requires_grad_may_change)
+                old_ids = group.replace(replaced, tensors)
+                moves.extend((names[i], old, group.ids[i]) for i, old in zip(replaced, old_ids))
+                changed_at = sorted(set(replaced).union(kept_changed))
             else:
                 rebuilt = Group(names, tensors)
                 changed_at = range(len(names)) if group is None else rebuilt.differs_from(group, tensors)
@@ -167,7 +175,7 @@ class Inspector:
         else:  # what the walk did not reach keeps its last state
             groups.update((key, old) for key, old in self._groups.items() if key not in groups)
         self._groups = groups
-        removed = self._reclaim(swaps) if swaps else []
+        removed = self._reclaim(swaps, moves) if swaps or moves else []
         self._owe_marked()
         for name, ref in self._owed.items():
             tensor = ref()
@@ -257,14 +265,16 @@ class Inspector:
                 result[id(tensor)] = name
         return result
 
-    def _reclaim(self, swaps: list[tuple[Group | None, Group | None]]) -> list[str]:
-        """Update which names own rows after some groups changed; return names that disappeared.
+    def _reclaim(self, swaps: list[tuple[Group | None, Group | None]],
+                 moves: list[tuple[str, int, int]] = ()) -> list[str]:
+        """Update which names own rows after some groups changed (swaps) or some names of a group were
+        bound anew (moves); return names that disappeared.
 
         Work is proportional to the changed groups, unless a tensor involved is
         also reachable by another name: then every name is claimed afresh.
         """
-        before: set[tuple[str, int]] = set()  # (name, id) pairs, across groups: a move is no change
-        after: list[tuple[str, int]] = []
+        before: set[tuple[str, int]] = {(name, old) for name, old, _ in moves}  # across groups: a move is no change
+        after: list[tuple[str, int]] = [(name, new) for name, _, new in moves]
         for old, new in swaps:
             kept = 0 if new is None else new.kept  # an unchanged prefix adds and removes nothing
             if old is not None:
