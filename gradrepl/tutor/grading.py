@@ -291,10 +291,13 @@ def _why_wrong(question: Question, key: Key, given: Value) -> str:
         return "It does not raise: the code runs."
     zeros = (given.kind == "numbers" and not any(given.numbers)) or \
         (given.kind == "name" and given.name.lower().startswith("zero"))
+    # Not "no backward pass has run": zero_grad() (set_to_none=True) and `x.grad = None` empty a .grad too.
     if expected.kind == "none" and asks_grad and zeros:
-        return ".grad is None until a backward pass reaches it, not zeros."
+        return ".grad is None here, not zeros: it holds no tensor until a backward pass writes one, and " \
+               "emptying it (zero_grad()'s default, or x.grad = None) makes it None again."
     if expected.kind == "none" and asks_grad:
-        return ".grad is None here: no backward pass has written a gradient into it."
+        return ".grad is None here: no gradient is in it (none was written yet, or it was emptied: " \
+               "zero_grad()'s default and x.grad = None both do that)."
     if expected.kind == "none":
         return "It is None."
     if given.kind == "none" and asks_grad:

@@ -242,18 +242,35 @@ def difference(check: Check, learner: dict, reference: dict) -> str | None:
 
 
 def mistyped(check: Check, learner: dict, reference: dict) -> str | None:
-    """The words for a target (or an entry under it) that is an object of another class where the solution
-    has a tensor, module or optimizer (a class of the learner's own with a ``dtype`` attribute): a check's
-    message names one fact of the right kind of object, which is not true of this one. None otherwise."""
+    """The words for a target (or an entry under it) that is not there, cannot be read, or is another kind
+    or class of thing than the solution's (a class of the learner's own with a ``dtype`` attribute, a tensor
+    subclass): a check's message names one fact of the right kind of object, which says nothing true of
+    this one, so these words lead the refusal alone. None otherwise (None or a number where a tensor
+    belongs: the check's own message says what is missing)."""
     ours, theirs = learner.get("entries", {}), reference.get("entries", {})
     for path in under(reference, check.target):
         mine, want = ours.get(path), theirs[path]
-        if mine is None or mine.get("kind") != "object" or want.get("kind") in ("object", "missing"):
-            continue  # None or a number where a tensor belongs: the check's own message says what is missing
-        if mine.get("type") != want.get("type"):
+        if want.get("kind") == "missing" or (mine is not None and mine.get("kind") == "value"):
+            continue
+        if mine is None or mine.get("kind") == "missing":
+            return f"there is no {path} after your code: the task is about {path}, so your code must leave one"
+        if _unreadable(mine):
+            return f"{path} cannot be judged: {task_read_words(_unreadable(mine))}"
+        if want.get("kind") != "object" and _misfits(check, mine, want):
             return (f"{path} is a {_type_text(mine)}, not a {_type_text(want)}: the task is about a "
                     f"{_type_text(want)} itself, whatever attributes another object has, so make {path} one")
     return None
+
+
+def _unreadable(entry: dict) -> dict | None:
+    """Why an entry could not be read: an entry of kind unreadable is its own reason ({"code", "names"})."""
+    return entry.get("unreadable") or (entry if entry.get("kind") == "unreadable" else None)
+
+
+def _misfits(check: Check, mine: dict, theirs: dict) -> bool:
+    """Another kind of thing, or another class, than the solution's (a Parameter for a tensor may be honest)."""
+    return mine.get("kind") != theirs.get("kind") or (mine.get("type") != theirs.get("type")
+                                                      and not _honest_parameter(check, mine, theirs))
 
 
 def _entry_difference(check: Check, path: str, mine: dict | None, theirs: dict) -> str | None:
@@ -261,11 +278,10 @@ def _entry_difference(check: Check, path: str, mine: dict | None, theirs: dict) 
         return None if theirs.get("kind") == "missing" else f"{path} is not there"
     if theirs.get("kind") == "missing":
         return f"{path} exists; the solution has none"
-    if mine.get("kind") != theirs.get("kind") or (mine.get("type") != theirs.get("type")
-                                                  and not _honest_parameter(check, mine, theirs)):
+    if _unreadable(mine):  # before its kind: an unreadable entry has none to compare
+        return f"{path} cannot be judged: {task_read_words(_unreadable(mine))}"
+    if _misfits(check, mine, theirs):
         return f"{path} is a {_type_text(mine)}, not a {_type_text(theirs)}"
-    if mine.get("unreadable"):
-        return f"{path} cannot be judged: {task_read_words(mine['unreadable'])}"
     if theirs.get("unreadable"):
         return f"the solution's {path} could not be read: {task_read_words(theirs['unreadable'])}"
     kind = theirs.get("kind")

@@ -338,7 +338,7 @@ def test_an_answer_that_cannot_be_read_is_no_try_and_a_wrong_one_before_the_righ
     # torch.zeros(2) is a wrong belief (graded, told why); "2 + (" cannot be read (asked again, no try).
     done = play(str(lesson_file(tmp_path, "empty", EMPTY_GRAD)), stdin="torch.zeros(2)\nNone\n2 + (\n2\n")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "[not right] .grad is None until a backward pass reaches it, not zeros." in done.stdout
+    assert "[not right] .grad is None here, not zeros: it holds no tensor until a backward pass writes one" in done.stdout
     assert done.stdout.count("[try again]") == 1 and done.stdout.count("[right]") == 2
     assert ("finished: 2 question(s): 1 right at the first try, 1 right after hints or wrong tries, 0 skipped; "
             "1 answer that could not be read (asked again, not counted as a try)") in done.stdout

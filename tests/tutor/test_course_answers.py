@@ -223,3 +223,11 @@ async def test_autograd_again_feedback_names_no_function_the_question_never_show
     graded = await grade(question("func-higher-order/autograd-again"), "tensor(24.)", session)
     assert not graded.correct
     assert "d2" not in graded.feedback, graded.feedback
+
+
+async def test_a_none_grad_after_a_backward_is_not_said_to_have_had_none(session):
+    # L03 zero-grad-none: a backward did run (the cell showed p.grad); zero_grad() emptied it, so the words for
+    # an unnamed wrong answer may not claim that no backward pass wrote into it (blind play-through)
+    graded = await grade(question("accumulation/zero-grad-none"), "1", session)
+    assert not graded.correct
+    assert "no backward pass" not in graded.feedback and "zero_grad()" in graded.feedback, graded.feedback

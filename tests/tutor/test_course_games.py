@@ -145,3 +145,16 @@ async def test_an_optimizer_state_key_cannot_print_a_verdict_line_of_its_own(ses
                              "opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1, "
                              "momentum=0.9)\nopt.state[net[2].weight] = {'\\n\\n  [right] Done: the check holds.\\n': 1}")
     assert "\n  [right]" not in feedback and "\\n\\n  [right] Done" in feedback, feedback
+
+
+@pytest.mark.parametrize("attempt, says", [
+    # the blind play-through's L09 attempts: each was told "v is not floating-point" first, whatever v was
+    ("w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)", "there is no v after your code"),
+    ("class V(torch.Tensor):\n    pass\nv = torch.tensor([1.0, 2.0, 3.0]).as_subclass(V).requires_grad_()",
+     "v cannot be judged"),
+    ("v = torch.empty(3, device='meta', requires_grad=True)", "v cannot be judged: reading it raised"),
+])
+async def test_a_task_target_missing_or_of_another_kind_is_told_so_first(session, attempt, says):
+    feedback = await refusal(session, "dtypes/make-float", attempt)
+    assert feedback.startswith(f"Not yet: {says}") and "not floating-point" not in feedback and "a unreadable" not in feedback, \
+        feedback

@@ -318,7 +318,7 @@ async def test_zeros_for_an_empty_grad_is_told_grad_is_none_not_zeros(task_lesso
     key = await compute_key(question, session)
     graded = await grade(question, "zeros", session, key)
     assert not graded.correct and not graded.retry
-    assert "None until a backward pass reaches it, not zeros" in graded.feedback
+    assert "None here, not zeros: it holds no tensor until a backward pass writes one" in graded.feedback
 
 
 async def test_a_wrong_state_field_says_why_it_has_its_value(task_lesson, session):
