@@ -5,7 +5,8 @@ Three kinds:
 - **named rules** a lesson asks for where its prompt names a form
   (``gradient-argument``: "by passing a gradient argument"; ``no-inplace``:
   "without an in-place op"): the state alone cannot tell ``y.sum().backward()``
-  from ``y.backward(torch.ones_like(y))``;
+  from ``y.backward(torch.ones_like(y))``; ``backward-fills-grad``: "call
+  backward", where ``x.grad = torch.autograd.grad(y, x)[0]`` leaves the same state;
 - **reaching in**: an attempt that imports sys, gc or gradrepl, calls exec or
   getattr, touches dunder attributes, or walks frames (``gen.gi_frame.f_back``,
   ``tb_next``, ``f_globals``) could rewrite the reader of its own state
@@ -143,6 +144,30 @@ def _uses_data(code: str, tree: ast.Module) -> str | None:
     return None
 
 
+def _backward_fills_grad(code: str, tree: ast.Module) -> str | None:
+    """Some call is a backward (``y.backward()``, ``torch.autograd.backward(y)``) and nothing writes a
+    ``.grad`` but backward: no ``x.grad = ...`` (``= None`` clears it for backward to fill), ``+=``,
+    ``x.grad, = ...``, spelled ``setattr(x, 'grad', ...)``, ``x.grad[0] = ...`` or in-place method on it but
+    ``zero_()``. A gradient ``torch.autograd.grad`` returned and stored in ``.grad`` holds the same numbers,
+    and a backward call beside it left unused would not make it backward's."""
+    cleared = {id(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Constant) and node.value.value is None for target in node.targets}
+    lines = code.splitlines()
+    for node in ast.walk(tree):
+        spelled = _spelled_setattr(node)
+        written = spelled is not None and not (isinstance(node.args[2], ast.Constant) and node.args[2].value is None)
+        written = written or (isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store)
+                              and id(node) not in cleared)
+        if written and _names_grad(spelled if spelled is not None else node):
+            return f"`{lines[node.lineno - 1].strip()[:80]}` writes .grad itself"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _names_grad(node.func.value) \
+                and node.func.attr.endswith("_") and not node.func.attr.endswith("__") and node.func.attr != "zero_":
+            return f"`{_source(code, node)}` changes .grad itself"
+    if "backward" not in called_names(code):
+        return "there is no backward call"
+    return None
+
+
 TRANSFORMS = {"grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"}
 
 
@@ -191,6 +216,7 @@ RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "gradient-argument": ("a backward call passes a gradient argument", _passes_gradient),
     "no-inplace": ("no tensor is changed in place", _changes_in_place),
     "no-data": ("no tensor is read or written through .data", _uses_data),
+    "backward-fills-grad": ("a backward call fills .grad, and no code writes it", _backward_fills_grad),
     "calls-transform": ("a torch.func transform computes it", _calls_transform),
     "transforms-only": ("only torch.func transforms and the task's functions compute it", _transforms_only),
 }

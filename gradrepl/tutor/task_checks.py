@@ -427,7 +427,10 @@ def _writes_difference(path: str, mine: dict, theirs: dict) -> str | None:
     """An in-place write autograd saw (the version counter moved) where the solution makes one; a write
     through .data moves no counter, so autograd never knows the value changed."""
     if mine.get("hidden") and not theirs.get("hidden"):
-        return f"{path} was changed without its version counter moving (through .data), so autograd never saw it"
+        # Not "through .data" alone: a NumPy view (w.detach().numpy()) hides a write too, and naming .data to a
+        # learner who never used it suggests it
+        return (f"{path} was changed without its version counter moving (through a view autograd does not count), "
+                "so autograd never saw it")
     if bool(mine.get("writes")) == bool(theirs.get("writes")):
         return None
     if theirs.get("writes"):

@@ -63,7 +63,7 @@ async def test_a_grad_fn_written_as_its_repr_is_accepted_field_by_field(session)
                                    "    loss = loss_fn(model(X), Y)\n    loss.backward()\n    opt.step()",
      "Y holds other values than the targets the task gave"),
     ("training-loop/one-step", "with torch.no_grad():\n    w = w - lr * w.grad\n    b = b - lr * b.grad",
-     "w or b is a new tensor now"),
+     "w is a new tensor now"),
     ("accumulation-on-purpose/accumulate-right",
      "for xb, yb in zip(X.chunk(4), Y.chunk(4)):\n    loss_fn(lin(xb), yb).backward()",
      "divide each micro-batch's loss by the number of micro-batches"),

@@ -11,6 +11,12 @@ from gradrepl.tutor.grading import grade
 from tests.support.course import accepted, question, refusal
 
 GAMES = [
+    # L02 (blind play-through): the prompt says "call backward", and torch.autograd.grad's result stored in
+    # .grad leaves the very state backward would; the rule backward-fills-grad refuses it in the lesson's words
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n"
+                                 "x3.grad = torch.autograd.grad((x3**3), x3)[0]", "let it fill x3.grad"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n"
+                                 "x3.grad, = torch.autograd.grad(x3 ** 3, x3)", "x3.grad, = torch.autograd.grad"),
     # L08, L12 (blind play-through, this round): a no-op in-place op moves the version counter the state check
     # reads, and the real change goes through .data, which autograd never sees
     ("in-place/fix-leaf-init", "w = torch.tensor([1.0, 2.0], requires_grad=True)\nw.detach().add_(0)\n"
@@ -65,6 +71,9 @@ async def test_a_game_found_in_play_is_refused_saying_what_it_misses(session, ui
 
 
 @pytest.mark.parametrize("uid, attempt", [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\ny3 = x3 ** 3\ny3.backward()"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\ntorch.autograd.backward(x3 ** 3)"),
+    ("retain-graph/twice-on-purpose", "x.grad = None\ny.backward(retain_graph=True)\ny.backward()"),
     ("training-loop/one-step", "with torch.no_grad():\n    w -= lr * w.grad\n    b -= lr * b.grad\n"
                                "w.grad.zero_()\nb.grad.zero_()"),
     ("training-loop/one-step", "with torch.no_grad():\n    w += -lr * w.grad\n    b += -lr * b.grad\n"
@@ -158,3 +167,18 @@ async def test_a_task_target_missing_or_of_another_kind_is_told_so_first(session
     feedback = await refusal(session, "dtypes/make-float", attempt)
     assert feedback.startswith(f"Not yet: {says}") and "not floating-point" not in feedback and "a unreadable" not in feedback, \
         feedback
+
+
+# L12 (blind play-through): a step that moves one parameter and not the other is told which one it left, and
+# none of these refusals offers .data (the task's rule no-data refuses it) as a way to write it.
+@pytest.mark.parametrize("attempt, says", [
+    ("with torch.no_grad():\n    w -= lr * w.grad\nw.grad.zero_()\nb.grad.zero_()", "b was not updated"),
+    ("with torch.no_grad():\n    b -= lr * b.grad\nw.grad.zero_()\nb.grad.zero_()", "w was not updated"),
+    ("a = w.detach().numpy()\na -= lr * w.grad.numpy()\nwith torch.no_grad():\n    b -= lr * b.grad\n"
+     "w.grad.zero_()\nb.grad.zero_()", "w was not updated"),
+    ("with torch.no_grad():\n    w -= lr * w.grad\n    b -= lr * b.grad\nw.grad.zero_()", "b.grad is still there"),
+])
+async def test_the_one_step_refusal_names_the_parameter_left_and_offers_no_data(session, attempt, says):
+    feedback = await refusal(session, "training-loop/one-step", attempt)
+    assert says in feedback, feedback
+    assert ".data" not in feedback, feedback
