@@ -373,7 +373,7 @@ TRACE_NODE = shaped(shapes.TraceNode, {
     "contributions": items(CONTRIBUTION, MAX_TRACE_NODES)})
 TRACE_NOTE = maybe(either(NOTE, REMARK, what="a note (words, or a code and names)"))  # views/remarks.word_trace
 TRACE = shaped(shapes.Trace, {"root": text(LONG), "nodes": items(TRACE_NODE, MAX_TRACE_NODES), "capped": boolean,
-                              "note": TRACE_NOTE})
+                              "note": TRACE_NOTE, "preview": boolean})
 STEP_TRACES = record({"traces": items(TRACE, MAX_PASSES), "note": TRACE_NOTE})
 
 SAVED = shaped(shapes.Saved, {"name": NAME, "shape": maybe(DIMS), "freed": boolean, "tensor": NAME, "value": NAME})

@@ -106,6 +106,7 @@ class Trace(TypedDict):
     nodes: list[TraceNode]
     capped: bool
     note: str | None
+    preview: bool                     # true: op `trace` ran it on the side, no .grad changed; false: %trace STATEMENT
 
 
 class CheckElement(TypedDict):

@@ -31,7 +31,7 @@ async def trace(session, result: StepResult, arg: str) -> None:
         elif reply.error:
             result.error = ErrorInfo("TraceError", reply.error)
         else:
-            result.trace = {"traces": [reply.data["trace"]], "note": None, "preview": True}
+            result.trace = {"traces": [reply.data["trace"]], "note": None}  # the trace says it is a preview
             result.display = fit(with_pictures(trace_text(reply.data["trace"], row_width(session)),
                                                [reply.data["trace"]], session.tensors), session.width)
         return

@@ -56,7 +56,7 @@ class PanelViews(AppPart):
         if step is None and "leaf" in node and self.session is not None:
             created = self.session.timeline.grad_story(node["leaf"]).created
             step = created[0] if created else None
-        self.query_one(ConsoleLog).light_step(step, echo_tag(node) if step is not None else "")
+        self.query_one(ConsoleLog).light_step(step, echo_tag(node, event.preview) if step is not None else "")
 
     async def panel_view(self, view: type[View]) -> View:
         """The inspector's `view` (one of LAZY_VIEWS), composed and mounted in its place on its first use."""

@@ -141,7 +141,8 @@ class StepReplies(AppPart):
         if result.trace and result.trace.get("traces"):
             # a preview changed nothing: the live rows are the leaves' .grad before it
             stopped = result.error.type if result.error else None  # its words are in the console
-            await self.show_trace(result.trace, self.session.tensors if result.trace.get("preview") else None, stopped)
+            preview = result.trace["traces"][0].get("preview")  # the kernel's flag (kernel/inspect/trace.py)
+            await self.show_trace(result.trace, self.session.tensors if preview else None, stopped)
         self._release_hold()
 
     @shows_reply("the help view")

@@ -9,6 +9,10 @@ import textwrap
 from gradrepl.views.tables import aligned, fit, format_summary, tensor_table
 from gradrepl.views.trace_story import made_by_text, node_story
 
+# Said once under a preview's heading (`%trace NAME`, op `trace`: autograd.grad on the side); its leaves'
+# lines say what would be added (trace_story.arriving_text)
+PREVIEW_WORDS = "a preview: no .grad is changed, the graph is kept"
+
 
 def grad_text(summary: dict | None, bare: bool = False) -> str:
     """One gradient in a few characters: a scalar's value (`scalar 1` beside shapes; `bare`: `1`, as
@@ -38,13 +42,16 @@ def trace_text(trace: dict, width: int | None = None) -> str:
     With a `width` (the TUI's console) a node's line is cut to it and its story wrapped to it."""
     nodes = trace.get("nodes", [])
     ran = [node for node in nodes if node.get("order") is not None]
+    preview = bool(trace.get("preview"))
     lines = [f"backward from {trace.get('root', '?')}: {len(ran)} node(s), in the order the engine ran them"]
+    if preview:  # a line of its own: a console cuts a long heading at its width
+        lines.append(f"  ({PREVIEW_WORDS})")
     by_id = {node.get("id"): node for node in nodes}
     for node in nodes:
         number = f"{node['order']:>3}" if node.get("order") is not None else "  -"
         about = node["leaf"] if "leaf" in node else made_by_text(node)
         lines += aligned([(number, node["name"], about)], width, flexible=(2,))
-        for line in node_story(node, by_id):
+        for line in node_story(node, by_id, preview):
             lines += textwrap.wrap(line, width, initial_indent=" " * 7, subsequent_indent=" " * 9) if width \
                 else [f"       {line}"]
     if any("leaf" not in node for node in ran):

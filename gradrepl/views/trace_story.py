@@ -51,12 +51,13 @@ def made_by_text(node: dict) -> str:
     return f"{first}{more}  ({where})"
 
 
-def echo_tag(node: dict) -> str:
+def echo_tag(node: dict, preview: bool = False) -> str:
     """Beside the console's echo of the statement that made the trace's current node: `made node 4
-    (MulBackward0)`, or for a leaf's AccumulateGrad `made x (node 6 fills x.grad)`, so the lit line reads
-    without colour."""
+    (MulBackward0)`, or for a leaf's AccumulateGrad `made x (node 6 fills x.grad)` (a preview's `would
+    fill`: it filled nothing), so the lit line reads without colour."""
     if "leaf" in node:
-        return f"made {node['leaf']} (node {node.get('order')} fills {node['leaf']}.grad)"
+        fills = "would fill" if preview else "fills"
+        return f"made {node['leaf']} (node {node.get('order')} {fills} {node['leaf']}.grad)"
     return f"made node {node.get('order')} ({node.get('name', '?')})"
 
 
@@ -76,11 +77,19 @@ def _grouped(label: str) -> str:
     return label
 
 
-def arriving_text(node: dict, by_id: dict) -> str:
-    """The gradient a node starts from; where several met, each and their sum."""
+def leaf_target(leaf: str, preview: bool) -> str:
+    """What a leaf's AccumulateGrad does with the gradient: `x.grad +=`; in a preview, which wrote no
+    .grad, `x.grad would get +=`."""
+    return f"{leaf}.grad would get +=" if preview else f"{leaf}.grad +="
+
+
+def arriving_text(node: dict, by_id: dict, preview: bool = False) -> str:
+    """The gradient a node starts from; where several met, each and their sum. ``preview``: the trace's
+    flag (a preview changed no .grad, so a leaf's line says what would be added)."""
     arrived = (node.get("grad_outputs") or [None])[0]
     parts = node.get("contributions") or []
-    target = f"{node['leaf']}.grad +=" if "leaf" in node else f"{_grouped(node.get('label') or node['name'])} receives"
+    target = leaf_target(node["leaf"], preview) if "leaf" in node else \
+        f"{_grouped(node.get('label') or node['name'])} receives"
     if len(parts) > 1:
         added = " + ".join(f"{value_text(part.get('values'))} (from {_sender(by_id.get(part.get('from')))})"
                            for part in parts)
@@ -133,11 +142,11 @@ def _is_number(name: str) -> bool:
     return True
 
 
-def node_story(node: dict, by_id: dict) -> list[str]:
+def node_story(node: dict, by_id: dict, preview: bool = False) -> list[str]:
     """The lines under a node's header: the gradient arriving (or meeting), then what it sends."""
     if node.get("order") is None:
         return ["did not run: no gradient reached it"]
-    lines = [arriving_text(node, by_id)]
+    lines = [arriving_text(node, by_id, preview)]
     if "leaf" not in node:
         lines += sends_lines(node)
     return lines

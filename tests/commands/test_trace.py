@@ -60,8 +60,9 @@ def test_plain_listing_and_clear_errors(tmp_path):
     assert plain.returncode == 0, plain.stderr
     lines = plain.stdout.splitlines()
     assert lines[0] == "backward from loss: 11 node(s), in the order the engine ran them"
-    assert lines[1].split()[:2] == ["1", "MeanBackward0"]
-    assert any("model[0].weight.grad +=" in line for line in lines)
+    assert lines[1] == "  (a preview: no .grad is changed, the graph is kept)"
+    assert lines[2].split()[:2] == ["1", "MeanBackward0"]
+    assert any("model[0].weight.grad would get +=" in line for line in lines)
     non_scalar = trace(script, "per_row")
     assert non_scalar.returncode == 2 and ".sum()" in non_scalar.stderr
     assert "%" not in non_scalar.stderr, non_scalar.stderr  # command-line words, not the REPL's %trace

@@ -135,10 +135,14 @@ def test_magics_show_what_the_tui_shows(shell, capsys):
     out = capsys.readouterr().out
     assert "x_0**2 + x_1**2" in out and "y.backward() has not been called" in out
     cell(shell, "%trace y")
-    assert "AccumulateGrad" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "AccumulateGrad" in out
+    # a preview wrote no .grad, and says so as the TUI and the REPL do
+    assert "(a preview: no .grad is changed, the graph is kept)" in out and "x.grad would get += [1, 2] (from x * x) + [1, 2] (from x * x) = [2, 4]" in out, out
+    assert rows(shell)["x"]["grad"] is None
     cell(shell, "%trace y.backward()")
     out = capsys.readouterr().out
-    assert "x.grad" in out and rows(shell)["x"]["grad"]["values"] == [2.0, 4.0]
+    assert "x.grad += [1, 2] (from x * x) + [1, 2] (from x * x) = [2, 4]" in out and "would" not in out and rows(shell)["x"]["grad"]["values"] == [2.0, 4.0]
     cell(shell, f"%at {made}")
     out = capsys.readouterr().out
     assert f"after step {made}" in out and "SumBackward0" in out

@@ -76,9 +76,10 @@ async def test_plain_trace_listing_and_a_past_step(capsys):
     out = capsys.readouterr().out.splitlines()
     assert status == 0
     listing = out.index("backward from y: 4 node(s), in the order the engine ran them")
-    assert out[listing + 1].split()[:2] == ["1", "AddBackward0"]
-    assert out[listing + 1].split()[2:] == ["y", "=", "x", "**", "2", "+", "3", "*", "x", "(step", "2,", "line", "1)"]
-    assert "       x.grad += 4 (from x ** 2) + 3 (from x * 3) = 7" in out[listing:]
+    assert out[listing + 1] == "  (a preview: no .grad is changed, the graph is kept)"  # said once, whole
+    assert out[listing + 2].split()[:2] == ["1", "AddBackward0"]
+    assert out[listing + 2].split()[2:] == ["y", "=", "x", "**", "2", "+", "3", "*", "x", "(step", "2,", "line", "1)"]
+    assert "       x.grad would get += 4 (from x ** 2) + 3 (from x * 3) = 7" in out[listing:]  # %trace y wrote none
     past = next(i for i, line in enumerate(out) if line.startswith("after step 2 of 3"))
     x_then = next(line for line in out[past:] if line.lstrip().startswith("x "))
     assert x_then.split()[6] == "None"  # x.grad before the backward of step 3 (%trace y took no number)

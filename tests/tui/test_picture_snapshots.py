@@ -64,7 +64,7 @@ def test_trace_bars_and_heat_strips(snap_compare, size):
     async def trace(pilot):
         await show_magic(pilot, "%trace loss", lambda width: with_pictures(trace_text(TRACE), [TRACE], {"w": W}))
         app = pilot.app
-        await app.show_trace({"traces": [TRACE], "note": None, "preview": True}, {"w": W})
+        await app.show_trace({"traces": [TRACE], "note": None}, {"w": W})
         await pilot.pause()
         await pilot.press("right", "right", "right")
         await pilot.pause()

@@ -28,6 +28,7 @@ async def test_trace_view_steps_through_backward_and_fills_the_leaf_grad(tmp_pat
         view = app.query_one(TraceView)
         await until(pilot, lambda: view.display and view.has_focus, "the trace view")
         assert "node 0 of 4" in body(app) and "x.grad  None" in body(app)
+        assert "\nleaves  (a preview: no .grad is changed, the graph is kept)\n" in body(app)
         await pilot.press("right")
         await pilot.pause()
         assert "▶ 1. AddBackward0" in body(app)
@@ -38,7 +39,9 @@ async def test_trace_view_steps_through_backward_and_fills_the_leaf_grad(tmp_pat
         await pilot.press("right", "right", "right")
         await pilot.pause()
         assert "▶ 4. AccumulateGrad → x" in body(app)
-        assert "x.grad  None → 7" in body(app)  # a preview: the live .grad is what it held before
+        assert "x.grad  None (would be 7)" in body(app)  # a preview: the live .grad is what it held before
+        assert "x.grad would get += 4 (from x ** 2) + 3 (from x * 3) = 7" in body(app)
+        assert "→ 7" not in body(app) and "x.grad +=" not in body(app)
         await pilot.press("left")
         await pilot.pause()
         assert "x.grad  None\n" in body(app) and "✓ 1. AddBackward0" in body(app)
@@ -109,6 +112,10 @@ def test_leaf_lines_add_into_what_the_grad_held():
     assert leaf_line(node, 2, None).plain == "  w.grad  += [1, 2]"  # a statement's trace: no earlier row
     big = {"name": "w", "grad": {"shape": [100], "min": 0.0, "max": 1.0, "mean": 0.5, "norm": 5.0}}
     assert leaf_line(node, 2, big).plain.startswith("  w.grad  += ")
+    # a preview wrote nothing: the .grad it held stays, and the line says what backward would make it
+    assert leaf_line(node, 1, held, preview=True).plain == "  w.grad  [10, 20]"
+    assert leaf_line(node, 2, held, preview=True).plain == "  w.grad  [10, 20] (would be [11, 22])"
+    assert leaf_line(node, 2, big, preview=True).plain.startswith("  w.grad  would get += ")
 
 
 async def test_a_long_trace_follows_the_current_node_and_keeps_the_leaves_in_view(tmp_path):
@@ -127,7 +134,7 @@ async def test_a_long_trace_follows_the_current_node_and_keeps_the_leaves_in_vie
         screen = screen_text(app)
         last = len(view.ran)
         assert f"▶ {last}. AccumulateGrad → w" in screen  # the current node is on screen ...
-        assert "w.grad  None →" in screen  # ... and so is the leaf it fills
+        assert "w.grad  None (would be" in screen  # ... and so is the leaf it would fill
         await pilot.press("home", "right")
         await pilot.pause()
         screen = screen_text(app)
@@ -174,7 +181,8 @@ async def test_trace_view_tells_where_gradients_meet_and_lights_the_tensor(tmp_p
                    if line.count("│") >= 2), screen  # a's row in the panel is lit
         await pilot.press("right", "right")
         await pilot.pause()
-        assert "w.grad += [1, -2] (from w ** 2) + [3.526, 1.438] (from a) = [4.526, -0.5616]" in docked(app)
+        assert "w.grad would get += [1, -2] (from w ** 2) + [3.526, 1.438] (from a) = [4.526, -0.5616]" \
+            in docked(app)  # %trace loss is a preview: no .grad was written
         assert app.query_one(TensorTable).traced == "w"
         await pilot.press("escape")
         await pilot.pause()

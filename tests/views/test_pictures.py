@@ -110,7 +110,7 @@ def test_the_picture_puts_the_saved_words_inside_the_boxes_then_falls_back_to_th
     assert "freed the saved tensors" in tree.splitlines()[-1]
 
 
-TRACE = {"root": "loss", "capped": False, "note": None, "nodes": [
+TRACE = {"root": "loss", "capped": False, "note": None, "preview": True, "nodes": [
     {"order": 1, "id": "a", "name": "SumBackward0", "next": ["b"], "grad_outputs": [{"shape": [], "values": 1.0}],
      "grad_inputs": [{"shape": [2, 2], "values": [[1.0, 1.0], [1.0, 1.0]]}]},
     {"order": 2, "id": "b", "name": "MulBackward0", "next": ["c"],

@@ -91,14 +91,15 @@ class BackwardRecorder:
             self.ran.append(node)
         self.records[node].update(grad_outputs=_summaries((grad,)), grad_inputs=[])
 
-    def result(self) -> dict:
-        """The trace: executed nodes by order (from 1), then any node the engine did not run."""
+    def result(self, preview: bool) -> dict:
+        """The trace: executed nodes by order (from 1), then any node the engine did not run. ``preview``:
+        it ran on the side and changed no .grad (the views word its leaves as what would be added)."""
         order = itertools.count(1)
         ran = set(self.ran)
         self.story.tell()
         nodes = [{"order": next(order), **self.records[node]} for node in self.ran]
         nodes += [{"order": None, **self.records[node]} for node in self.nodes if node not in ran]
-        trace = {"root": self.root_name, "nodes": nodes, "capped": self.capped, "note": None}
+        trace = {"root": self.root_name, "nodes": nodes, "capped": self.capped, "note": None, "preview": preview}
         if self.capped:
             trace["note"] = {"code": "trace_capped", "names": {"nodes": len(self.nodes)}}  # views/remarks.py
         return trace
@@ -143,7 +144,7 @@ def preview(t: torch.Tensor, name: str, names: dict[int, str], retained: list[to
         finally:
             for tensor, grad in kept:
                 tensor.grad = grad
-    return recorder.result()
+    return recorder.result(preview=True)
 
 
 class StepTraces:
@@ -187,7 +188,7 @@ class StepTraces:
             try:
                 return real(roots, *args, **kwargs)
             finally:
-                self.traces.append(recorder.result())
+                self.traces.append(recorder.result(preview=False))  # the learner's own backward: .grad changed
 
     def _name_of(self, t: torch.Tensor) -> str:
         name = self.names.get(id(t))

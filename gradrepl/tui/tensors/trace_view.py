@@ -4,7 +4,7 @@ The graph is drawn as a tree from the root; nodes that already ran are ticked,
 the current one is lit, those still to come are dim. Docked above it: the current
 node told as the chain rule (views/trace_story.py: the statement that made it, the
 gradients meeting there, what each input receives) and each leaf's .grad, which
-fills in when the trace reaches that leaf's AccumulateGrad. The tensor the current
+fills in when the trace reaches that leaf's AccumulateGrad (a preview's says what it would become). The tensor the current
 node made is lit in the panel (NodeShown). Everything is Text, never markup.
 
 A backward that raised (a freed graph, a non-scalar root) still comes with the
@@ -25,6 +25,7 @@ from textual.widgets import Static
 from gradrepl.terminal_text import visible
 from gradrepl.tui.tensors.cells import summary
 from gradrepl.tui.view_guard import shows_reply
+from gradrepl.views.trace import PREVIEW_WORDS
 from gradrepl.views.trace_story import arriving_text, made_by_text, sends_lines
 
 PLAY_SECONDS = 0.6  # per node while playing
@@ -43,13 +44,16 @@ class TraceView(VerticalScroll, can_focus=True):
 
     class NodeShown(Message):
         """The current node changed: `tensor` is the learner's tensor it made (or the leaf it fills), if any;
-        `made_by` the statement that made it (its step's echo is lit in the console); `node` the node itself."""
+        `made_by` the statement that made it (its step's echo is lit in the console); `node` the node itself;
+        `preview`: the trace changed no .grad (the echo's words say `would fill`)."""
 
-        def __init__(self, tensor: str | None, made_by: dict | None, node: dict | None = None) -> None:
+        def __init__(self, tensor: str | None, made_by: dict | None, node: dict | None = None,
+                     preview: bool = False) -> None:
             super().__init__()
             self.tensor = tensor
             self.made_by = made_by
             self.node = node
+            self.preview = preview
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -124,12 +128,14 @@ class TraceView(VerticalScroll, can_focus=True):
         self.render_trace()
         current = self.current or {}
         made = current.get("made_by")
-        self.post_message(self.NodeShown(current.get("leaf") or (made or {}).get("tensor"), made, self.current))
+        self.post_message(self.NodeShown(current.get("leaf") or (made or {}).get("tensor"), made, self.current,
+                                         bool(self.trace.get("preview"))))
 
     @shows_reply("the trace view", on_failure="hide")
     def render_trace(self) -> None:
         nodes = self.trace.get("nodes", [])
-        docked = node_text(self.current, bool(self.ran), {node.get("id"): node for node in nodes})
+        docked = node_text(self.current, bool(self.ran), {node.get("id"): node for node in nodes},
+                           bool(self.trace.get("preview")))
         leaves = leaves_text(self.trace, self.position, self.before)
         if leaves.plain:
             docked.append("\n")
@@ -174,6 +180,7 @@ def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dic
     nodes = trace.get("nodes", [])
     ran = [node for node in nodes if node.get("order") is not None]
     now = ran[position - 1] if 0 < position <= len(ran) else None
+    preview = bool(trace.get("preview"))
     text = Text.assemble((f"backward from {trace.get('root', '?')}", "bold"),
                          (f"  node {position} of {len(ran)}", "cyan"),
                          ("   ←/→ step · space play · Esc close", "dim"))
@@ -186,7 +193,7 @@ def trace_text(trace: dict[str, Any], position: int, count: int = 1, before: dic
     text.append_text(tree_text(nodes, position))
     if current:
         text.append("\n\n")
-        text.append_text(node_text(now, bool(ran), {node.get("id"): node for node in nodes}))
+        text.append_text(node_text(now, bool(ran), {node.get("id"): node for node in nodes}, preview))
     if leaves and leaves_text(trace, position, before).plain:
         text.append("\n\n")
         text.append_text(leaves_text(trace, position, before))
@@ -199,18 +206,22 @@ def leaves_text(trace: dict[str, Any], position: int, before: dict[str, dict] | 
     """Every leaf's .grad as it stands after ``position`` nodes (empty when no leaf is reached)."""
     text = Text()
     leaves = [node for node in trace.get("nodes", []) if "leaf" in node]
+    preview = bool(trace.get("preview"))
     if leaves:
-        text.append("leaves\n", style="bold")
+        text.append("leaves", style="bold")
+        # docked in view: where a preview's .grad words are, it says once that none was written
+        text.append(f"  ({PREVIEW_WORDS})\n" if preview else "\n", style="dim")
         for node in leaves:
-            text.append_text(leaf_line(node, position, (before or {}).get(node["leaf"])))
+            text.append_text(leaf_line(node, position, (before or {}).get(node["leaf"]), preview))
             text.append("\n")
         text.rstrip()
     return text
 
 
-def leaf_line(node: dict[str, Any], position: int, row: dict | None) -> Text:
+def leaf_line(node: dict[str, Any], position: int, row: dict | None, preview: bool = False) -> Text:
     """`x.grad  None → 7` once the trace reached the leaf's AccumulateGrad; the old value until then,
-    and "never reached" for a leaf no gradient arrived at (the backward raised before, or no path led there)."""
+    and "never reached" for a leaf no gradient arrived at (the backward raised before, or no path led there).
+    A preview wrote nothing: `x.grad  None (would be 7)`, `x.grad would get += 7`."""
     received = _first(node.get("grad_outputs"))
     held = (row or {}).get("grad")
     line = Text(f"  {node['leaf']}.grad  ")
@@ -221,8 +232,11 @@ def leaf_line(node: dict[str, Any], position: int, row: dict | None) -> Text:
         line.append(summary(held, None) if row else "waiting", style="dim")
         return line
     after = added(held, received) if row else None
-    if after is None:
-        line.append(f"+= {summary(received, None)}", style="green")
+    if after is None:  # a statement's trace (no row before it), or more values than a row shows
+        line.append(f"{'would get ' if preview else ''}+= {summary(received, None)}", style="green")
+    elif preview:  # the live .grad is still what it held: say what backward would make it
+        line.append(summary(held, None), style="dim")
+        line.append(f" (would be {summary(after, None)})", style="green")
     else:
         line.append(f"{summary(held, None)} → ", style="dim")
         line.append(summary(after, None), style="bold green")
@@ -290,7 +304,7 @@ def _first(summaries: list | None) -> dict | None:
     return summaries[0] if summaries else None
 
 
-def node_text(node: dict | None, any_ran: bool = True, by_id: dict | None = None) -> Text:
+def node_text(node: dict | None, any_ran: bool = True, by_id: dict | None = None, preview: bool = False) -> Text:
     """The current node as the chain rule on the learner's code (views/trace_story.py's words, styled):
     the statement that made it, the gradient arriving or the gradients meeting, what each input receives."""
     if node is None:
@@ -303,7 +317,7 @@ def node_text(node: dict | None, any_ran: bool = True, by_id: dict | None = None
         text.append("  ")
         text.append(about, style="bold cyan")
     text.append("\n  ")
-    text.append(arriving_text(node, by_id or {}), style="green" if "leaf" in node else "cyan")
+    text.append(arriving_text(node, by_id or {}, preview), style="green" if "leaf" in node else "cyan")
     if "leaf" in node:
         return text
     for line in sends_lines(node):

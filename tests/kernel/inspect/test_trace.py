@@ -55,7 +55,7 @@ async def test_preview_of_first_gradient_changes_no_grad_and_keeps_the_graph(ses
                                                                 "PowBackward0"]
     assert_engine_order(trace)
     assert leaf_grads(trace) == {"x": pytest.approx([7.0])}
-    assert "x.grad += 4 (from x ** 2) + 3 (from x * 3) = 7" in result.display  # x met twice
+    assert "x.grad would get += 4 (from x ** 2) + 3 (from x * 3) = 7" in result.display  # x met twice
     assert result.tensors == []  # nothing changed
     assert (await session.inspect("x.grad"))["kind"] == "none"
     again = await session.execute("%trace y")  # the graph was not freed
@@ -105,6 +105,24 @@ async def test_the_batch_has_the_learners_name_in_the_preview_and_in_the_real_ba
     for result in (preview, real):
         assert "inputs receives no gradient (it does not require grad)" in result.display, result.display
         assert "receives inputs.T @ grad" in result.display and "const" not in result.display, result.display
+
+
+async def test_a_preview_says_it_is_one_and_a_statement_trace_does_not(session):
+    """%trace NAME wrote no .grad, so its reply and words say preview; %trace STATEMENT's backward did write."""
+    for line in ("x = torch.tensor(2.0, requires_grad=True)", "y = x ** 2 + 3 * x"):
+        await session.execute(line)
+    preview = await session.execute("%trace y")
+    assert preview.trace["traces"][0]["preview"] is True
+    assert preview.display.splitlines()[1] == "  (a preview: no .grad is changed, the graph is kept)"
+    assert "x.grad would get += 4 (from x ** 2) + 3 (from x * 3) = 7" in preview.display
+    assert "x.grad +=" not in preview.display
+    assert session.tensors["x"]["grad"] is None  # what the words say: nothing was written
+    real = await session.execute("%trace y.backward()")
+    assert real.trace["traces"][0]["preview"] is False
+    assert real.display.startswith("backward from y: 4 node(s)")
+    assert "x.grad += 4 (from x ** 2) + 3 (from x * 3) = 7" in real.display
+    assert "would" not in real.display and "preview" not in real.display
+    assert session.tensors["x"]["grad"]["values"] == pytest.approx(7.0)
 
 
 async def test_seed_examples_traced_at_their_backward_calls(session):
