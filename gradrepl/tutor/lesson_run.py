@@ -455,7 +455,9 @@ class LessonRun:
         self._save()
 
     def _save(self) -> None:
-        if self.recorder is not None:
+        # A finished lesson taken again is practice: the store keeps it done (and where it was) whatever this
+        # run reaches, so quitting half-way never turns a done lesson back into a started one.
+        if self.recorder is not None and not self.again:
             self.recorder.save(LessonProgress(self.progress.lesson_id, self.progress.version,
                                               self.progress.current_step, list(self.progress.finished),
                                               dict(self.progress.hints)))

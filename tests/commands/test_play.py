@@ -135,6 +135,19 @@ def test_from_starts_at_its_step_over_finished_ones_with_the_names_before_it(sta
     assert all(e["correct"] for e in log if e["type"] == "grade") and log[-1]["finished"]
 
 
+def test_a_done_lesson_taken_again_and_left_half_way_stays_done(tmp_path, gradrepl_home):
+    from gradrepl.tutor.progress import ProgressStore, lesson_state
+
+    path = lesson_file(tmp_path, "two-cells", TWO_CELLS)
+    finished = play(str(path), stdin="2\n3\n")
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    for args in ((), ("--from", "2")):  # opened again, from its start or a step, then the input ends at a question
+        again = play(str(path), *args, stdin="")
+        assert again.returncode == 1, again.stdout + again.stderr
+        with ProgressStore.open() as store:
+            assert lesson_state(store.lesson("two-cells", "1"), 4) == "done", args
+
+
 def test_a_lesson_can_forbid_skipping(tmp_path):
     lesson = tmp_path / "strict.md"
     lesson.write_text("---\nid: strict\ntitle: Strict\nskippable: false\n---\n\n" + ONE_PLUS_ONE, encoding="utf-8")
