@@ -63,6 +63,8 @@ class StepReplies(AppPart):
     @on(KernelStateChanged)
     def _state_changed(self, message: KernelStateChanged) -> None:
         self.kernel_state = message.state
+        if not self.screen_stack:  # the app is closing (its screens gone) as the kernel stops: nothing to draw
+            return
         bars = self.query(StatusBar)  # none yet on a loaded machine's first frames: it reads kernel_state on mount
         if bars:
             bars.first().set_state(message.state)

@@ -461,9 +461,16 @@ def _seed_words(path: str, mine: list | None, theirs: list | None) -> str:
             return "not logged"
         shown = [" and ".join(_short(_one(root)) for root in each) or "none" for each in seeds]
         return ", ".join(shown) or "no pass"
+    if mine is not None and theirs is not None and len(mine) != len(theirs):  # the count is what differs
+        return (f"{_passes(len(mine))} reached {path} (seeded with {words(mine)}), where the solution runs "
+                f"{_passes(len(theirs))}")
     default = theirs is not None and all(v == 1 for each in theirs for root in each for v in flatten(root))
     wanted = f"not backward's default seed of ones ({words(theirs)})" if default and theirs else "not the solution's seeds"
     return f"the backward passes reaching {path} were seeded with {words(mine)}, {wanted}"
+
+
+def _passes(count: int) -> str:
+    return "one backward pass" if count == 1 else f"{count} backward passes"
 
 
 def _one(values: list) -> object:

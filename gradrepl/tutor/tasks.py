@@ -160,7 +160,7 @@ def judge(question: Question, ref: Reference, end: dict, attempt: Ran | str) -> 
     typed = code_rules.typed_answer(code, expected, code_rules.lesson_numbers(_lesson_texts(question)),
                                     seeds_in(ref.end, question.checks))
     if typed:
-        return Verdict(False, "your code types in a number the lesson never gives, and it matches (to about "
+        return Verdict(False, "your code types in a number, not one the lesson's text gives, and it matches (to about "
                        "three digits) a value the task's tensors hold, at the start or once solved: a number "
                        "typed in is right only for these tensors, or only nearly; let your code compute it "
                        "from the tensors themselves", f"`{typed}`")

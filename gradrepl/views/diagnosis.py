@@ -36,7 +36,7 @@ ERRORS = {
         "Convert it first: t = t.float().requires_grad_().",
     "flag_of_non_leaf":
         "This tensor is not a leaf: it was computed from others (it has a grad_fn), so autograd decides its "
-        "requires_grad from its inputs, and only a leaf's flag can be set by hand. "
+        "requires_grad from its inputs, and only a leaf's flag can be switched off by hand (switching a non-leaf's on is allowed and changes nothing). "
         "For the same values cut off from the graph, use the tensor's .detach() (it shares the data, nothing "
         "is copied, and has requires_grad=False); "
         "to stop gradients at the start, set requires_grad on the leaf it was computed from.",

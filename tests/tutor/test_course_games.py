@@ -182,3 +182,17 @@ async def test_the_one_step_refusal_names_the_parameter_left_and_offers_no_data(
     feedback = await refusal(session, "training-loop/one-step", attempt)
     assert says in feedback, feedback
     assert ".data" not in feedback, feedback
+
+
+# The blind play-through of 01-12 at 334cf09: refusals whose words were not true of the attempt.
+@pytest.mark.parametrize("uid, attempt, says, not_says", [
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\nfor _ in range(3):\n"
+                                 "    (x3 ** 2).backward()", "3 backward passes reached x3", "not backward's default seed"),
+    ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(x3 ** 3 * 2).backward()\n"
+                                 "(-(x3 ** 3)).backward()", "on nothing more", "write it as the power"),
+    ("training-loop/one-step", "with torch.no_grad():\n    w.add_(40278e-4 * lr)\n    b -= lr * b.grad\n"
+                               "w.grad.zero_()\nb.grad.zero_()", "types in a number", "never gives"),
+])
+async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt, says, not_says):
+    feedback = await refusal(session, uid, attempt)
+    assert says in feedback and not_says not in feedback, feedback

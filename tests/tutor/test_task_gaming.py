@@ -306,7 +306,7 @@ async def test_an_honest_answer_is_accepted(session, uid, attempt):
     ("first-gradient/cube-task", "x3 = torch.tensor(2, dtype=torch.float64, requires_grad=True)\n(x3 ** 3).backward()",
      "torch.float64", "the leaf you made"),
     ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\ny = x3 * x3 * x3\ny.backward()",
-     "the power x3 ** 3", "another expression"),
+     "the power written with `**`", "another expression"),
     # the seventh: a hand-written derivative is not told about x3 * x3 * x3; a detached h is a leaf, not told
     # "h is not a leaf"; the in-place op named is the one the attempt wrote
     ("first-gradient/cube-task", "x3 = torch.tensor(2.0, requires_grad=True)\n(3 * x3 ** 2).backward()",
