@@ -83,6 +83,8 @@ class Extension:
 
     def stop(self) -> None:
         self.read_pending()
+        if self.panel is not None:
+            self.panel.flush()
         unregister(self.shell, pre_run_cell=self.pre_run_cell, post_run_cell=self.post_run_cell)
         self.cells.after(0, "")  # ends a recording that is open
         if self.panel is not None:
@@ -189,7 +191,7 @@ class Extension:
         if panel.rendered:
             panel.send_delta({"rows": [dict(cells.rows[name]) for name in cells.changed], "removed": cells.removed,
                               "unmarked": unmarked, "words": changed_words, "stale": stale,
-                              "notes": list(cells.notes)})
+                              "notes": list(cells.notes)}, self._kernel_loop())
             return
         with panel.hold_sync():
             for key, value in self._whole().items():

@@ -74,7 +74,7 @@ function render({ model, el }) {
     }
     rows.push(...fresh.values());
     const words = { ...(model.get("words") || {}), ...delta.words };
-    for (const name of gone) delete words[name];
+    for (const name of gone) if (!(name in delta.words)) delete words[name];  // removed, then made again
     model.set("words", words);
     model.set("stale", delta.stale);
     model.set("notes", delta.notes);

@@ -28,6 +28,26 @@ NO_SANDBOX = ("no sandbox: this code runs in your own Python kernel, with your f
               "(gradrepl's sandbox is for its own REPL)")
 
 
+# At most this long between a cell's delta and its sending (s): a learner does not see 30 ms, and Run All's
+# cells, a few ms each, share a message.
+SEND_EVERY = 0.03
+
+
+def merged_delta(first: dict, then: dict) -> dict:
+    """One delta that a view applies (panel.js) to the same result as `first`, then `then`: rows by name,
+    the later winning and keeping the earlier's place; a row only `first` changed has lost its mark since;
+    a row `then` removed is gone, one removed and made again is removed then appended, as it would be."""
+    gone = set(then["removed"])
+    rows = {row["name"]: {**row, "changed": False} for row in first["rows"] if row["name"] not in gone}
+    rows.update((row["name"], row) for row in then["rows"])
+    words = {name: text for name, text in first["words"].items() if name not in gone}
+    words.update(then["words"])
+    removed = list(dict.fromkeys(first["removed"] + then["removed"]))
+    unmarked = list(dict.fromkeys(first["unmarked"] + then["unmarked"]))
+    return {"rows": list(rows.values()), "removed": removed, "unmarked": unmarked, "words": words,
+            "stale": then["stale"], "notes": then["notes"]}
+
+
 class Panel(anywidget.AnyWidget):
     _esm = pathlib.Path(__file__).with_name("panel.js")
     _css = pathlib.Path(__file__).with_name("panel.css")
@@ -46,13 +66,30 @@ class Panel(anywidget.AnyWidget):
         self._behind = False     # deltas went out that the traits do not hold yet
         self.hidden = False      # the view says no one can see it: cells are not inspected meanwhile
         self.on_shown = None     # () -> None, called when a hidden view shows itself again
+        self._outbox: dict | None = None  # deltas not sent yet, merged (send_delta)
+        self._flush = None                # the event loop's timer that sends them
         super().__init__(**kwargs)
         self.on_msg(self._message)
 
-    def send_delta(self, delta: dict) -> None:
-        """What one cell changed, to the views that apply it; the traits catch up when asked."""
+    def send_delta(self, delta: dict, loop=None) -> None:
+        """What one cell changed, to the views that apply it; the traits catch up when asked. With the
+        kernel's event loop, deltas that come within SEND_EVERY of each other go out as one (merged): cells
+        run back to back (Run All) cost the kernel and the frontend one message per SEND_EVERY, not per cell."""
         self._behind = True
-        self.send({"delta": delta})
+        if loop is None:
+            self.send({"delta": delta})
+            return
+        self._outbox = delta if self._outbox is None else merged_delta(self._outbox, delta)
+        if self._flush is None:
+            self._flush = loop.call_later(SEND_EVERY, self.flush)
+
+    def flush(self) -> None:
+        """Send the deltas waiting in the outbox now (none: nothing)."""
+        if self._flush is not None:
+            self._flush.cancel()
+        delta, self._outbox, self._flush = self._outbox, None, None
+        if delta is not None and self.comm is not None:
+            self.send({"delta": delta})
 
     def get_state(self, key=None, drop_defaults=False):
         if self._behind and self._current is not None:

@@ -1,8 +1,12 @@
 """The panel in a notebook whose frontend shows it: a cell's reply and its idle status go out before the
-panel reads the cell, and the panel's delta for that cell follows, whole (a real ipykernel, driven by
-jupyter_client as a frontend is: the view's "rendered" event on the panel's comm, then cells)."""
+panel reads the cell, and the deltas that follow (merged when cells come back to back) bring a view to
+the kernel's own rows (a real ipykernel, driven by jupyter_client as a frontend is: the view's "rendered"
+event on the panel's comm, then cells; the view's delta rule, panel.js's, applied here)."""
 
 from __future__ import annotations
+
+import json
+import time
 
 import pytest
 
@@ -37,29 +41,50 @@ def run(client, code: str, seen: list[dict]) -> str:
     return msg_id
 
 
-def test_a_shown_panel_reads_each_cell_after_its_reply_and_misses_none(kernel):
+def applied(rows: list[dict], words: dict, delta: dict) -> tuple[list[dict], dict]:
+    """panel.js's msg:custom handler, in Python: what a view holds after one delta."""
+    gone, fresh = set(delta["removed"]), {row["name"]: row for row in delta["rows"]}
+    kept = []
+    for row in rows:
+        if row["name"] in gone:
+            continue
+        kept.append(fresh.pop(row["name"]) if row["name"] in fresh else {**row, "changed": False})
+    words = {**words, **delta["words"]}
+    for name in gone - set(delta["words"]):
+        words.pop(name, None)
+    return kept + list(fresh.values()), words
+
+
+CELLS = ["import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)", "y = (x * x).sum()", "y.backward()",
+         "z = x * 3", "del z", "z = x + 1", "del y", "w = torch.zeros(1)", "x = x.detach()"]
+
+
+def test_a_shown_panel_reads_each_cell_after_its_reply_and_a_view_ends_with_the_kernels_rows(kernel):
     seen: list[dict] = []
     run(kernel, "%load_ext gradrepl", seen)
-    panel = next(msg["content"]["comm_id"] for msg in seen if msg["msg_type"] == "comm_open"
-                 and "rows" in msg["content"]["data"].get("state", {}))
+    opened = next(msg for msg in seen if msg["msg_type"] == "comm_open"
+                  and "rows" in msg["content"]["data"].get("state", {}))
+    panel, state = opened["content"]["comm_id"], opened["content"]["data"]["state"]
     kernel.shell_channel.send(kernel.session.msg("comm_msg", {
         "comm_id": panel, "data": {"method": "custom", "content": {"event": "rendered"}}}))
-    cells = ["import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)", "y = (x * x).sum()", "y.backward()"]
-    ids = [run(kernel, source, seen) for source in cells]
-    run(kernel, "pass", seen)  # the last cell's delta is out by this one's end
+    ids = [run(kernel, source, seen) for source in CELLS]
+    time.sleep(0.5)  # past the panel's send delay: the last deltas are out
+    truth_id = run(kernel, "import json\nfrom gradrepl.notebook.extension import loaded\n"
+                           "print(json.dumps([dict(r) for r in loaded(get_ipython()).cells.rows.values()]))", seen)
+    truth = json.loads(next(msg["content"]["text"] for msg in seen if msg["msg_type"] == "stream"
+                            and msg["parent_header"].get("msg_id") == truth_id))
 
-    def delta_of(msg_id: str) -> tuple[int, dict]:
-        found = [(index, msg["content"]["data"]["content"]["delta"]) for index, msg in enumerate(seen)
-                 if msg["msg_type"] == "comm_msg" and msg["parent_header"].get("msg_id") == msg_id
-                 and "delta" in msg["content"]["data"].get("content", {})]
-        assert len(found) == 1, (msg_id, found)
-        return found[0]
-
-    for msg_id in ids:
-        idle = next(index for index, msg in enumerate(seen) if msg["msg_type"] == "status"
-                    and msg["content"]["execution_state"] == "idle" and msg["parent_header"].get("msg_id") == msg_id)
-        assert delta_of(msg_id)[0] > idle  # the learner saw the cell end first
-    assert [row["name"] for row in delta_of(ids[0])[1]["rows"]] == ["x"]
-    assert [row["name"] for row in delta_of(ids[1])[1]["rows"]] == ["y"]
-    backward = {row["name"]: row for row in delta_of(ids[2])[1]["rows"]}
-    assert backward["x"]["grad"]["values"] == [2.0, 4.0] and backward["x"]["changed"] is True
+    idle_at = {msg["parent_header"].get("msg_id"): index for index, msg in enumerate(seen)
+               if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"}
+    rows, words = state["rows"], state["words"]
+    deltas = 0
+    for index, msg in enumerate(seen):
+        content = msg["content"].get("data", {}).get("content", {}) if msg["msg_type"] == "comm_msg" else {}
+        if "delta" in content:
+            parent = msg["parent_header"].get("msg_id")
+            assert parent in ids and index > idle_at[parent]  # the learner saw the cell end first
+            rows, words = applied(rows, words, content["delta"])
+            deltas += 1
+    assert 1 <= deltas <= len(CELLS)
+    assert rows == truth and set(words) == {row["name"] for row in truth}
+    assert {row["name"] for row in truth} == {"x", "z", "w"}
