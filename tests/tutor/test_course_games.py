@@ -196,3 +196,46 @@ async def test_the_one_step_refusal_names_the_parameter_left_and_offers_no_data(
 async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt, says, not_says):
     feedback = await refusal(session, uid, attempt)
     assert says in feedback and not_says not in feedback, feedback
+
+
+# L23 (blind play-through of lessons 13-23): a tensor constructor called with names and constants builds a
+# tangent or an input, not a formula; these right answers were refused as "computes with torch itself".
+@pytest.mark.parametrize("attempt", [
+    "_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x,), (torch.ones_like(x),))",
+    "_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x,), (torch.tensor(1.0),))",
+    "_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x.detach(),), (torch.ones_like(x),))",
+    "v = torch.ones(())\n_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x,), (v,))",
+])
+async def test_a_tangent_built_by_a_tensor_constructor_is_no_formula(session, attempt):
+    await accepted(session, "func-higher-order/third-derivative", attempt)
+
+
+# ... while a constructor fed a computed value, or arithmetic beside it, is still a formula of one's own.
+@pytest.mark.parametrize("attempt", [
+    "third = torch.tensor(-8.0) * torch.cos(torch.tensor(0.6))",
+    "third = torch.func.grad(torch.func.grad(torch.func.grad(wave)))(x) + torch.zeros_like(x)",
+    "third = torch.full_like(x, torch.func.grad(torch.func.grad(torch.func.grad(wave)))(x).item())",
+])
+async def test_a_constructor_fed_a_formula_is_still_refused(session, attempt):
+    await refusal(session, "func-higher-order/third-derivative", attempt)
+
+
+# The create_graph=True road writes no formula: its refusal says the task asks for torch.func transforms.
+async def test_the_create_graph_road_is_refused_for_the_road_not_a_formula(session):
+    feedback = await refusal(session, "func-higher-order/third-derivative",
+                             "g1, = torch.autograd.grad(wave(x), x, create_graph=True)\n"
+                             "g2, = torch.autograd.grad(g1, x, create_graph=True)\n"
+                             "third, = torch.autograd.grad(g2, x)")
+    assert "torch.autograd" in feedback and "formula of your own" not in feedback, feedback
+
+
+# L15: a loop whose gradients come from torch.autograd.grad, stored in .grad, trains the weights bit for bit
+# as the solution does; the prompt asks to fix the loop's backward, so it is refused, but never with a false
+# count ("backward passes reached model.weight 1 time(s)": a hundred autograd.grad passes reached it).
+async def test_an_autograd_grad_loop_is_refused_for_its_road_with_no_false_count(session):
+    feedback = await refusal(session, "module-loop/write-the-loop",
+                             "for step in range(100):\n    opt.zero_grad()\n    loss = loss_fn(model(X), Y)\n"
+                             "    grads = torch.autograd.grad(loss, list(model.parameters()))\n"
+                             "    for p, g in zip(model.parameters(), grads):\n        p.grad = g\n    opt.step()")
+    assert "1 time(s)" not in feedback and "loss.backward()" in feedback and "writes .grad" in feedback, feedback
+    assert "backward()" in question("module-loop/write-the-loop").prompt
