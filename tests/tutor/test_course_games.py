@@ -8,7 +8,7 @@ attempt from the same start in another, compared in the frontend.
 import pytest
 
 from gradrepl.tutor.grading import grade
-from tests.support.course import accepted, question, refusal
+from tests.support.course import COURSE, accepted, question, refusal
 
 GAMES = [
     # L02 (blind play-through): the prompt says "call backward", and torch.autograd.grad's result stored in
@@ -239,3 +239,35 @@ async def test_an_autograd_grad_loop_is_refused_for_its_road_with_no_false_count
                              "    for p, g in zip(model.parameters(), grads):\n        p.grad = g\n    opt.step()")
     assert "1 time(s)" not in feedback and "loss.backward()" in feedback and "writes .grad" in feedback, feedback
     assert "backward()" in question("module-loop/write-the-loop").prompt
+
+
+# Likely slips get words of their own, not "Not quite." (blind play-through of lessons 13-23).
+@pytest.mark.parametrize("uid, answer, says", [
+    ("func-transforms/grad-value", "tensor([1.5, -4.5, 6.0])", "3t²"),
+    ("func-higher-order/hessian-entries", "[[3, 1], [1, 12]]", "first derivative"),
+])
+async def test_a_likely_slip_is_told_what_it_computed(session, uid, answer, says):
+    graded = await grade(question(uid), answer, session)
+    assert not graded.correct and says in graded.feedback, graded.feedback
+
+
+# Give-aways the blind play-through of lessons 13-23 met: a refusal or a wrong option's feedback must not
+# answer the question after it, and a question a cell's note answers comes before that cell is seen.
+async def test_feedback_before_a_question_does_not_answer_it(session):
+    # L16: the task's refusal names the parameters its solution holds (net[2]'s), so the count question after
+    # it asks of another freeze, where their count (3) is the wrong answer, told so
+    feedback = await refusal(session, "trainable-parameters/filtered-optimizer",
+                             "opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)")
+    assert "net[2].weight" in feedback, feedback
+    graded = await grade(question("trainable-parameters/count-trained"), "3", session)
+    assert not graded.correct and "frozen here" in graded.feedback, graded.feedback
+    # L19: why-kept (the input is saved for the weight's gradient) is not told by who-saves-inputs' feedback
+    graded = await grade(question("input-in-the-graph/who-saves-inputs"),
+                         "None of them; only tensors that require grad are saved", session)
+    assert not graded.correct and "for another's" not in graded.feedback, graded.feedback
+    lesson = COURSE.get("input-in-the-graph")
+    ids = [q.id for q in lesson.questions]
+    assert ids.index("frozen-still-saved") < ids.index("why-kept"), ids
+    # L21: x.grad after a transform is asked before the cell whose note says nothing was written to .grad
+    ids = [q.id for q in COURSE.get("func-transforms").questions]
+    assert ids.index("grad-leaves-dot-grad") < ids.index("grad-value"), ids
