@@ -188,16 +188,39 @@ def _transforms_only(code: str, tree: ast.Module) -> str | None:
     """No formula of the attempt's own beside the transforms: no arithmetic on anything but numbers and
     no method or module function called but a torch.func transform (``grad(wave)(t) * 0 + -4 *
     torch.sin(2 * t)`` writes wave's second derivative by hand). Functions called by name (the task's
-    own, a transform imported, ``range``) and a lambda that only calls them are allowed."""
+    own, a transform imported, ``range``), a lambda that only calls them, and a torch constructor of names
+    and constants (``torch.ones_like(x)``, a jvp's tangent) are allowed."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.BinOp, ast.UnaryOp)) and _constant(node) is None:
             return f"`{_source(code, node)}` is a formula of your own"
         if isinstance(node, ast.AugAssign):
             return f"`{_source(code, node)}` is a formula of your own"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in TRANSFORMS \
-                and not _input_method(node):
+                and not _input_method(node) and not _constructed(node):
             return f"`{_source(code, node)}` computes with torch itself, beside the transforms"
     return None
+
+
+# Constructors that build a tangent or an input (torch.ones_like(x), torch.tensor(1.0)): fed names and constants
+# only they compute nothing of the answer (a typed number is still the typed-number rule's).
+CONSTRUCTORS = {"tensor", "as_tensor", "ones", "zeros", "full", "eye", "ones_like", "zeros_like", "full_like"}
+
+
+def _constructed(node: ast.Call) -> bool:
+    """``node`` is ``torch.ones_like(x)`` (a torch constructor) whose arguments are names, constants, tuples of
+    them, dotted names (``dtype=torch.float32``) or inputs as they are (``x.detach()``): no formula inside."""
+    def plain(arg: ast.AST) -> bool:
+        if isinstance(arg, (ast.Tuple, ast.List)):
+            return all(plain(a) for a in arg.elts)
+        if isinstance(arg, ast.Call):
+            return _input_method(arg)
+        while isinstance(arg, ast.Attribute):
+            arg = arg.value
+        return isinstance(arg, (ast.Name, ast.Constant)) or _constant(arg) is not None
+
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr in CONSTRUCTORS and isinstance(func.value, ast.Name) \
+        and func.value.id == "torch" and all(plain(a) for a in [*node.args, *(k.value for k in node.keywords)])
 
 
 # Methods that hand a transform its input as it is (x.detach() where x requires grad): no formula of one's own.
@@ -212,6 +235,19 @@ def _input_method(node: ast.Call) -> bool:
     return isinstance(node, ast.Name)
 
 
+def _calls_autograd(code: str, tree: ast.Module) -> str | None:
+    """The first use of torch.autograd (``torch.autograd.grad(g1, x, create_graph=True)``, a name imported from
+    it): where the prompt asks for torch.func transforms, that road is another, whatever it computes."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "autograd":
+            return f"`{_source(code, node)}` is torch.autograd"
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(name.startswith("torch.autograd") for name in names):
+                return f"`{_source(code, node)}` is torch.autograd"
+    return None
+
+
 RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "gradient-argument": ("a backward call passes a gradient argument", _passes_gradient),
     "no-inplace": ("no tensor is changed in place", _changes_in_place),
@@ -219,6 +255,7 @@ RULES: dict[str, tuple[str, Callable[[str, ast.Module], str | None]]] = {
     "backward-fills-grad": ("a backward call fills .grad, and no code writes it", _backward_fills_grad),
     "calls-transform": ("a torch.func transform computes it", _calls_transform),
     "transforms-only": ("only torch.func transforms and the task's functions compute it", _transforms_only),
+    "no-autograd": ("no torch.autograd call: torch.func transforms compute it", _calls_autograd),
 }
 
 

@@ -348,7 +348,10 @@ def _tensor_difference(check: Check, path: str, mine: dict, theirs: dict) -> str
             key = fact.removesuffix("_count")
             if (mine.get(key) or 0) != (theirs.get(key) or 0):
                 verb = "reached" if key == "backward" else "started at"
-                found = f"backward passes {verb} {path} {mine.get(key) or 0} time(s), not {theirs.get(key) or 0}"
+                # the log counts backward() passes, and a torch.autograd.grad pass only while its result is .grad
+                counted = " (counting a torch.autograd.grad pass only while its result is still .grad)" \
+                    if key == "backward" else ""
+                found = f"backward passes {verb} {path} {mine.get(key) or 0} time(s), not {theirs.get(key) or 0}{counted}"
         elif fact == "graph" and mine.get("graph") != theirs.get("graph"):
             found = (f"the last backward pass reaching {path} went through "
                      f"{', '.join(mine.get('graph') or []) or 'no operations'}, not the solution's operations")

@@ -8,7 +8,7 @@ attempt from the same start in another, compared in the frontend.
 import pytest
 
 from gradrepl.tutor.grading import grade
-from tests.support.course import accepted, question, refusal
+from tests.support.course import COURSE, accepted, question, refusal
 
 GAMES = [
     # L02 (blind play-through): the prompt says "call backward", and torch.autograd.grad's result stored in
@@ -196,3 +196,78 @@ async def test_the_one_step_refusal_names_the_parameter_left_and_offers_no_data(
 async def test_a_refusal_says_what_is_true_of_the_attempt(session, uid, attempt, says, not_says):
     feedback = await refusal(session, uid, attempt)
     assert says in feedback and not_says not in feedback, feedback
+
+
+# L23 (blind play-through of lessons 13-23): a tensor constructor called with names and constants builds a
+# tangent or an input, not a formula; these right answers were refused as "computes with torch itself".
+@pytest.mark.parametrize("attempt", [
+    "_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x,), (torch.ones_like(x),))",
+    "_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x,), (torch.tensor(1.0),))",
+    "_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x.detach(),), (torch.ones_like(x),))",
+    "v = torch.ones(())\n_, third = torch.func.jvp(torch.func.grad(torch.func.grad(wave)), (x,), (v,))",
+])
+async def test_a_tangent_built_by_a_tensor_constructor_is_no_formula(session, attempt):
+    await accepted(session, "func-higher-order/third-derivative", attempt)
+
+
+# ... while a constructor fed a computed value, or arithmetic beside it, is still a formula of one's own.
+@pytest.mark.parametrize("attempt", [
+    "third = torch.tensor(-8.0) * torch.cos(torch.tensor(0.6))",
+    "third = torch.func.grad(torch.func.grad(torch.func.grad(wave)))(x) + torch.zeros_like(x)",
+    "third = torch.full_like(x, torch.func.grad(torch.func.grad(torch.func.grad(wave)))(x).item())",
+])
+async def test_a_constructor_fed_a_formula_is_still_refused(session, attempt):
+    await refusal(session, "func-higher-order/third-derivative", attempt)
+
+
+# The create_graph=True road writes no formula: its refusal says the task asks for torch.func transforms.
+async def test_the_create_graph_road_is_refused_for_the_road_not_a_formula(session):
+    feedback = await refusal(session, "func-higher-order/third-derivative",
+                             "g1, = torch.autograd.grad(wave(x), x, create_graph=True)\n"
+                             "g2, = torch.autograd.grad(g1, x, create_graph=True)\n"
+                             "third, = torch.autograd.grad(g2, x)")
+    assert "torch.autograd" in feedback and "formula of your own" not in feedback, feedback
+
+
+# L15: a loop whose gradients come from torch.autograd.grad, stored in .grad, trains the weights bit for bit
+# as the solution does; the prompt asks to fix the loop's backward, so it is refused, but never with a false
+# count ("backward passes reached model.weight 1 time(s)": a hundred autograd.grad passes reached it).
+async def test_an_autograd_grad_loop_is_refused_for_its_road_with_no_false_count(session):
+    feedback = await refusal(session, "module-loop/write-the-loop",
+                             "for step in range(100):\n    opt.zero_grad()\n    loss = loss_fn(model(X), Y)\n"
+                             "    grads = torch.autograd.grad(loss, list(model.parameters()))\n"
+                             "    for p, g in zip(model.parameters(), grads):\n        p.grad = g\n    opt.step()")
+    assert "1 time(s)" not in feedback and "loss.backward()" in feedback and "writes .grad" in feedback, feedback
+    assert "backward()" in question("module-loop/write-the-loop").prompt
+
+
+# Likely slips get words of their own, not "Not quite." (blind play-through of lessons 13-23).
+@pytest.mark.parametrize("uid, answer, says", [
+    ("func-transforms/grad-value", "tensor([1.5, -4.5, 6.0])", "3t²"),
+    ("func-higher-order/hessian-entries", "[[3, 1], [1, 12]]", "first derivative"),
+])
+async def test_a_likely_slip_is_told_what_it_computed(session, uid, answer, says):
+    graded = await grade(question(uid), answer, session)
+    assert not graded.correct and says in graded.feedback, graded.feedback
+
+
+# Give-aways the blind play-through of lessons 13-23 met: a refusal or a wrong option's feedback must not
+# answer the question after it, and a question a cell's note answers comes before that cell is seen.
+async def test_feedback_before_a_question_does_not_answer_it(session):
+    # L16: the task's refusal names the parameters its solution holds (net[2]'s), so the count question after
+    # it asks of another freeze, where their count (3) is the wrong answer, told so
+    feedback = await refusal(session, "trainable-parameters/filtered-optimizer",
+                             "opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)")
+    assert "net[2].weight" in feedback, feedback
+    graded = await grade(question("trainable-parameters/count-trained"), "3", session)
+    assert not graded.correct and "frozen here" in graded.feedback, graded.feedback
+    # L19: why-kept (the input is saved for the weight's gradient) is not told by who-saves-inputs' feedback
+    graded = await grade(question("input-in-the-graph/who-saves-inputs"),
+                         "None of them; only tensors that require grad are saved", session)
+    assert not graded.correct and "for another's" not in graded.feedback, graded.feedback
+    lesson = COURSE.get("input-in-the-graph")
+    ids = [q.id for q in lesson.questions]
+    assert ids.index("frozen-still-saved") < ids.index("why-kept"), ids
+    # L21: x.grad after a transform is asked before the cell whose note says nothing was written to .grad
+    ids = [q.id for q in COURSE.get("func-transforms").questions]
+    assert ids.index("grad-leaves-dot-grad") < ids.index("grad-value"), ids
