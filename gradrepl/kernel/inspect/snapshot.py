@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import time
+import warnings
 import weakref
 from collections import Counter
 from itertools import chain
@@ -158,8 +159,12 @@ class Inspector:
             if group is not None and replaced is None and group.holds(names, tensors):
                 changed_at = group.changed_indices(tensors, requires_grad_may_change)
             elif replaced is not None:  # the same names, a few bound anew: patched, not rebuilt
-                # what changed in the objects kept is read before the group takes the new ones
-                kept_changed = group.changed_indices(tensors, requires_grad_may_change)
+                # what changed in the objects kept is read before the group takes the new ones; a position
+                # bound anew may hold a non-leaf where a leaf was watched, and reading its .grad warns (into the
+                # learner's output): the read is the inspector's, so is the warning, kept quiet
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    kept_changed = group.changed_indices(tensors, requires_grad_may_change)
                 old_ids = group.replace(replaced, tensors)
                 moves.extend((names[i], old, group.ids[i]) for i, old in zip(replaced, old_ids))
                 changed_at = sorted(set(replaced).union(kept_changed))

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -272,7 +273,10 @@ def test_names_bound_anew_leave_the_table_a_fresh_inspector_reads(ns, statement)
                                             if i % 2 else f"t{i:02d} = torch.ones(2, requires_grad=True)"
                                             for i in range(20)))
     run(ns, statement)
-    rows, removed = inspector.step(ns)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        rows, removed = inspector.step(ns)
+    assert not said, [str(w.message)[:80] for w in said]  # the learner's output gets no warning of the inspector's
     fresh = Inspector()
     fresh.step(ns)
     def by_names(table):
