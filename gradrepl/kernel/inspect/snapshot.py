@@ -155,10 +155,10 @@ class Inspector:
         for key, (names, tensors) in walked.items():
             self._reading = ("group", key)
             group = self._groups.get(key)
-            replaced = None if group is None or group.holds(names, tensors) else group.replaced(names, tensors)
-            if group is not None and replaced is None and group.holds(names, tensors):
+            if group is not None and group.holds(names, tensors):
                 changed_at = group.changed_indices(tensors, requires_grad_may_change)
-            elif replaced is not None:  # the same names, a few bound anew: patched, not rebuilt
+            elif group is not None and (replaced := group.replaced(names, tensors)) is not None:
+                # the same names, a few bound anew: patched, not rebuilt
                 # what changed in the objects kept is read before the group takes the new ones; a position
                 # bound anew may hold a non-leaf where a leaf was watched, and reading its .grad warns (into the
                 # learner's output): the read is the inspector's, so is the warning, kept quiet
