@@ -13,8 +13,8 @@ import sys
 
 def _warm() -> None:
     """Import what a tutor imports before its first frame and just after it (its session, the kernel
-    client, the magics), then draw that first frame once, headless and without a kernel: the modules
-    it imports on the way and what Textual, Rich and the code input's grammar keep from it are then
+    client, the magics), then draw that first frame once, headless and without a kernel, and highlight its input: the modules
+    it imports on the way and what Textual, Rich and the code input's grammar and query keep from it are then
     every tab's from the fork, and a tab's first frame costs its own compose and paint only. Ten tabs
     at once on two cores otherwise each pay it all, and each other tab's session imports beside it."""
     import asyncio
@@ -27,11 +27,13 @@ def _warm() -> None:
     import textual.drivers.web_driver  # noqa: F401
     from gradrepl.history import History
     from gradrepl.tui.app import GradReplApp
+    from gradrepl.tui.console.code_input import CodeInput
 
     async def rehearse() -> None:
         app = GradReplApp(start_kernel=False, history=History(None))
         async with app.run_test(size=(120, 36)) as pilot:
             await pilot.pause()
+            app.query_one(CodeInput)._highlight_python()  # tree-sitter's query: compiled once (code_input.py)
 
     try:
         asyncio.run(rehearse())

@@ -102,6 +102,33 @@ async def test_code_typed_before_the_highlighter_is_ready_keeps_its_cursor_and_g
         assert colours["for"] != colours["i"]  # a keyword is coloured apart from a name
 
 
+async def test_text_loaded_into_a_highlighted_input_keeps_its_colours_and_its_compiled_query(tmp_path):
+    """A text put in the input whole (a recalled lesson cell, %edit) gets a new document: its colours come from
+    the highlight query compiled once a process (code_input.py), not one compiled again (~30 ms a load)."""
+    from textual.app import App
+
+    from gradrepl.history import History
+    from gradrepl.tui.console.code_input import CodeInput
+
+    class Loaded(App):
+        def compose(self):
+            yield CodeInput(History(tmp_path / "history.jsonl"))
+
+    app = Loaded()
+    async with app.run_test(size=(60, 10)) as pilot:
+        code_input = app.query_one(CodeInput)
+        code_input._highlight_python()
+        first = code_input._highlight_query
+        for text in ("while x:", "for i in range(3):"):
+            code_input.load_text("y = 1\n" + text)  # the cursor stays on the first line, out of the way
+            await pilot.pause()
+            assert code_input._highlight_query is first
+            colours = {segment.text.strip(): segment.style.color for segment in code_input.render_line(1)
+                       if segment.text.strip()}
+            keyword, name = text.split()[:2]
+            assert colours[keyword] != colours[name.rstrip(":")]
+
+
 # What only later replies, keys or steps need: imported once the first frame is out, never before it (Textual's
 # own OptionList and Tree are not listed: textual.app imports them, a bare app's first frame too).
 LATE = (

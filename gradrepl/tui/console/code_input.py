@@ -6,12 +6,15 @@ paste) is recognised by its timing and runs as its top-level blocks.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.binding import Binding
+from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.widgets import TextArea
 
 from gradrepl.completeness import INDENT, is_complete, next_indent, split_pasted
@@ -27,6 +30,19 @@ _IDENTIFIER = re.compile(r"[A-Za-z_0-9]*")
 _COMPLETABLE_BEFORE = re.compile(r"[A-Za-z0-9_.]$")
 HIGHLIGHT_AFTER = 0.25  # seconds after mount: the first screen and the footer's keys are drawn by then
 NEWLINE_KEYS = ("enter", "ctrl+j")  # a pasted newline arrives as \r (enter) or \n (ctrl+j)
+
+
+_prepare_query = SyntaxAwareDocument.prepare_query
+
+
+@functools.cache
+def _compiled_query(document_language, source: str):
+    """A highlight query compiled once a process: it depends on the language and its text alone."""
+    return _prepare_query(SimpleNamespace(language=document_language), source)
+
+
+def _prepare_query_once(document: SyntaxAwareDocument, source: str):
+    return _compiled_query(document.language, source)
 
 
 class CodeInput(TextArea):
@@ -60,6 +76,16 @@ class CodeInput(TextArea):
         # Compiling tree-sitter's Python query takes a few tens of ms: after the first frame, and after the
         # footer's keys, which Textual mounts and draws a frame later (HIGHLIGHT_AFTER).
         self.set_timer(HIGHLIGHT_AFTER, self._highlight_python)
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        # TextArea compiles tree-sitter's highlight query for every document it makes (the language set,
+        # load_text): ~30 ms of C, the same query each time. Compiled once a process instead, and in
+        # gradrepl serve's tutor template once for every tab (tutor_fork._warm).
+        SyntaxAwareDocument.prepare_query = _prepare_query_once
+        try:
+            super()._set_document(text, language)
+        finally:
+            SyntaxAwareDocument.prepare_query = _prepare_query
 
     def _highlight_python(self) -> None:
         selection = self.selection  # a new document puts the cursor at the start; keys may be in already
@@ -292,5 +318,5 @@ class CodeInput(TextArea):
 
     def _set_text(self, text: str) -> None:
         self._close_menu()
-        # An edit, not load_text: load_text rebuilds the tree-sitter query (~30 ms a keypress).
+        # An edit, not load_text: load_text parses the whole text again.
         self.replace(text, self.document.start, self.document.end)
