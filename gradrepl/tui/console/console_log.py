@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual.strip import Strip
 from textual.widgets import RichLog
@@ -22,17 +22,43 @@ LIT_ECHO = Style(bgcolor="grey30", bold=True)
 
 
 class Echo:
-    """A step's echoed source as written to the log, with the number it took (None: no number)."""
+    """A step's echoed source as written to the log, with the number it took (None: no number).
 
-    def __init__(self, renderable: Table, number: int | None) -> None:
-        self.renderable = renderable
+    The prompts take a margin as wide as the first, the code wraps beside it, line for line as the two-column
+    Table.grid it replaced drew them (a prompt beside each of the code's lines as drawn, blank below the last):
+    the table measured and laid out its columns again at every write, 0.5 ms of each Enter."""
+
+    def __init__(self, prompts: Text, code: Text, number: int | None) -> None:
+        self.prompts = prompts
+        self.code = code
         self.number = number
+        self.margin = max(cell_len(line) for line in prompts.plain.split("\n"))
+
+    def _code_options(self, console, options):
+        """The code's column: what the code needs, at most what the prompts leave."""
+        room = options.update(width=max(1, options.max_width - self.margin), justify=None, no_wrap=False,
+                              overflow="ellipsis", height=None, highlight=False)
+        return room.update_width(max(1, min(room.max_width, Measurement.get(console, room, self.code).maximum)))
 
     def __rich_console__(self, console, options):
-        yield self.renderable
+        blank = Style.null()  # the table's cell style, padding included
+        code_options = self._code_options(console, options)
+        code = console.render_lines(self.code, code_options, style=blank)
+        prompts = console.render_lines(self.prompts, options.update(
+            width=self.margin, justify=None, no_wrap=True, overflow="ellipsis", height=None, highlight=False),
+            style=blank)
+        height = max(len(code), len(prompts))
+        prompts = Segment.set_shape(prompts, self.margin, height, style=blank)
+        code = Segment.set_shape(code, code_options.max_width, height, style=blank)
+        new_line = Segment.line()
+        for prompt, line in zip(prompts, code):
+            yield from prompt
+            yield from line
+            yield new_line
 
     def __rich_measure__(self, console, options) -> Measurement:
-        return Measurement.get(console, options, self.renderable)
+        code = Measurement.get(console, self._code_options(console, options), self.code)
+        return Measurement(self.margin + code.minimum, self.margin + code.maximum).clamp(max_width=options.max_width)
 
 
 class ConsoleLog(RichLog):
@@ -164,7 +190,7 @@ class ConsoleLog(RichLog):
         more = CONTINUATION.rjust(len(first))
         prompts = Text("\n".join([first] + [more] * (len(lines) - 1)), style="bold green")
         code = python_text(source, word_wrap=True)
-        self._emit(Echo(_side_by_side(prompts, code), number))
+        self._emit(Echo(prompts, code, number))
 
     @shows_reply("the console")
     def write_result(self, result: StepResult) -> None:
@@ -204,10 +230,3 @@ def _tagged(strip: Strip, tag: str) -> Strip:
         return strip
     return Strip([*strip.crop(0, width - len(tag)), Segment(tag)], width)
 
-
-def _side_by_side(prompts: Text, code: Text) -> Table:
-    grid = Table.grid(padding=0)
-    grid.add_column(no_wrap=True)
-    grid.add_column(ratio=1)
-    grid.add_row(prompts, code)
-    return grid
