@@ -274,7 +274,7 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
         if action == "kill":
             return self.session is not None and self.kernel_state in ("busy", "idle", "failed")
         if action == "close_details":
-            return self.details_name is not None or any(view.display for view in self.query(TraceView))
+            return self.details_name is not None or any(view.display for view in self.panel_views(TraceView))
         if action == "toggle_library_frames":  # only once a traceback has library frames to show
             return any(log.has_library_frames for log in self.query(ConsoleLog))
         if action == "focus_input":  # Escape brings typing back to where it shows
