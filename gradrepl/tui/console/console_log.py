@@ -7,6 +7,8 @@ from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region, Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widgets import RichLog
 
@@ -65,6 +67,11 @@ class ConsoleLog(RichLog):
     """Append-only log of steps; learner text is always plain Text, never markup."""
 
     KEEP = 2000  # renderables kept for re-wrapping after a resize
+    # RichLog grows virtual_size at every write, and Widget's reactive for it lays the screen out again and
+    # repaints every line of the log (then the compositor renders every widget the union of the dirty
+    # regions crosses: the panel, the borders), ~3 ms of each Enter. The log's size is app.tcss's, never its
+    # content's: a write repaints its new lines and the scrollbar itself (write).
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False, repaint=False)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20, **kwargs)
@@ -117,10 +124,21 @@ class ConsoleLog(RichLog):
         # Where each echo lands, so it can be lit later; a write deferred until the size is known lands
         # nothing now and comes back through here when it is rendered.
         start = len(self.lines)
+        before = self.virtual_size
         written = super().write(content, *args, **kwargs)
+        if self.virtual_size != before:
+            self._grown(before, start)
         if isinstance(content, Echo) and content.number is not None and len(self.lines) > start:
             self._echo_lines[content.number] = range(start, len(self.lines))
         return written
+
+    def _grown(self, before: Size, start: int) -> None:
+        """What a layout did for the lines written from `start`: the scrollbar told (while the log fits its
+        window the thumb fills the track either way, and its repaint is a millisecond), the new lines drawn
+        (a scroll to the end, after the frame, repaints all)."""
+        if max(before.height, self.virtual_size.height) > self.scrollable_content_region.height:
+            self._scroll_update(self.virtual_size)
+        self.refresh(Region(0, start - self.scroll_offset.y, self.size.width, len(self.lines) - start))
 
     def clear(self):
         self._echo_lines = {}
