@@ -195,5 +195,6 @@ class KernelWorkers(AppPart):
 
     def _update_queue_count(self, count: int) -> None:
         status = self.query_one(StatusBar)
-        status.queued = count
-        status.refresh_text()
+        if status.queued != count:  # a step typed at an idle kernel runs at once: 0 before, 0 after
+            status.queued = count
+            status.refresh_text()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from textual import on
+from textual.css.query import NoMatches
 from textual.widget import AwaitMount, Widget
 from textual.widgets import TextArea
 
@@ -34,16 +35,30 @@ View = TypeVar("View", bound=Widget)
 class PanelViews(AppPart):
     """Opening and closing what the tensor panel shows (app_part.py)."""
 
+    def inspector(self) -> Widget | None:
+        """The tensor panel of the main screen (None before it is composed or once the app is closing)."""
+        base = self.screen_stack[0] if self.screen_stack else None
+        try:
+            return base.query_one("#inspector") if base is not None else None
+        except NoMatches:
+            return None
+
+    def panel_views(self, view: type[View]) -> list[View]:
+        """The inspector's `view` once mounted (LAZY_VIEWS), else none. Its children only: a query of the
+        whole screen walks every widget (~0.1 ms), and each step asked several."""
+        inspector = self.inspector()
+        return list(inspector.query_children(view).results(view)) if inspector is not None else []
+
     def fit_panel(self) -> None:
         """The panel's height from its rows when it shows only the table under the console (panel_fit.py)."""
-        base = self.screen_stack[0] if self.screen_stack else None
-        if self.learn or base is None or not base.query("#inspector"):
+        inspector = self.inspector()
+        if self.learn or inspector is None:
             return  # the lesson's grid lays the panel out; or not composed yet
-        inspector = base.query_one("#inspector")
         only_table = not (inspector.has_class("-details") or inspector.has_class("-past")
-                          or any(view.display for view in base.query(TraceView)))
+                          or any(view.display for view in self.panel_views(TraceView)))
         narrow = self.size.width < self.HORIZONTAL_BREAKPOINTS[1][0]  # the class may lag a resize
-        fit_panel(self.size.height, inspector, len(base.query_one(TensorTable).names), narrow and only_table)
+        fit_panel(self.size.height, inspector, len(inspector.query_one("#tensors", TensorTable).names),
+                  narrow and only_table)
 
     @on(TraceView.NodeShown)
     def _trace_node(self, event: TraceView.NodeShown) -> None:
@@ -113,12 +128,12 @@ class PanelViews(AppPart):
     def _move_in_time(self, delta: int) -> None:
         timeline = self.session.timeline if self.session else None
         steps = [step for step, _ in timeline.steps] if timeline else []
-        panels = self.query(PastPanel)
-        step = target_step(steps, panels.first().step if panels else None, delta)
+        panels = self.panel_views(PastPanel)
+        step = target_step(steps, panels[0].step if panels else None, delta)
         if step is None:
             self.return_to_present()
             return
-        past_panel = panels.first()
+        past_panel = panels[0]
         past = timeline.state_at(step)
         past_panel.show_past(past)
         past_panel.display = True
@@ -132,10 +147,10 @@ class PanelViews(AppPart):
         self.fit_panel()
 
     def return_to_present(self) -> None:
-        panels = self.query(PastPanel)  # none while the app is closing (a late TextArea.Changed)
-        if not panels or panels.first().step is None:
+        panels = self.panel_views(PastPanel)  # none while the app is closing (a late TextArea.Changed)
+        if not panels or panels[0].step is None:
             return
-        past_panel = panels.first()
+        past_panel = panels[0]
         past_panel.step = None
         live = self.query_one("#tensors", TensorTable)
         live.display = True
@@ -153,13 +168,13 @@ class PanelViews(AppPart):
 
     def action_close_details(self) -> None:
         """Escape: the trace view if it is open, else the details view."""
-        if any(view.display for view in self.query(TraceView)):
+        if any(view.display for view in self.panel_views(TraceView)):
             self.close_trace()
         else:
             self.close_details()
 
     def close_trace(self) -> None:
-        for view in self.query(TraceView):
+        for view in self.panel_views(TraceView):
             view.hide()
         self.fit_panel()
         self.focus_input()
@@ -167,7 +182,7 @@ class PanelViews(AppPart):
 
     def close_details(self) -> None:
         self.details_name = None
-        for details in self.query(TensorDetails):
+        for details in self.panel_views(TensorDetails):
             details.display = False
         self.query_one("#inspector").remove_class("-details")
         self.fit_panel()
@@ -175,7 +190,7 @@ class PanelViews(AppPart):
 
 
     def action_toggle_focus(self) -> None:
-        past = self.query(PastPanel)
-        table = past.first() if past and past.first().display else self.query_one("#tensors", TensorTable)  # on screen
+        past = self.panel_views(PastPanel)
+        table = past[0] if past and past[0].display else self.query_one("#tensors", TensorTable)  # on screen
         target = self.query_one(CodeInput) if table.has_focus else table
         target.focus()

@@ -5,6 +5,7 @@ details loaded; and the repaints held for a step's reply (REPLY_HOLD).
 from __future__ import annotations
 
 from textual import on
+from textual.css.query import NoMatches
 
 from gradrepl.tui.app_part import AppPart
 from gradrepl.session.state import said_once
@@ -65,9 +66,10 @@ class StepReplies(AppPart):
         self.kernel_state = message.state
         if not self.screen_stack:  # the app is closing (its screens gone) as the kernel stops: nothing to draw
             return
-        bars = self.query(StatusBar)  # none yet on a loaded machine's first frames: it reads kernel_state on mount
-        if bars:
-            bars.first().set_state(message.state)
+        try:
+            self.query_one(StatusBar).set_state(message.state)
+        except NoMatches:  # none yet on a loaded machine's first frames: it reads kernel_state on mount
+            pass
         if message.state == "busy":
             self._busy_timer.resume()
         else:

@@ -40,3 +40,22 @@ async def test_a_console_the_learner_scrolled_up_stays_where_they_left_it(tmp_pa
         await pilot.pause()
         await open_details(pilot, recorder, "model[0].weight")
         assert log.scroll_y == 0
+
+
+@SIZES
+async def test_each_step_is_drawn_at_the_end_before_and_after_the_log_outgrows_its_window(size, tmp_path):
+    """A write lays nothing out (ConsoleLog.virtual_size): its lines are still drawn where they land, the
+    log follows its end once longer than its window, and the scrollbar says so."""
+    async with running_app(tmp_path, size) as (app, pilot, recorder):
+        log = app.query_one(ConsoleLog)
+        await run_steps(pilot, recorder, "a = torch.tensor(1.0)")
+        await pilot.pause()
+        assert "In [1]: a = torch.tensor(1.0)" in screen_text(app)
+        await run_steps(pilot, recorder, "print('\\n'.join(f'line {i}' for i in range(60)))", "b = a * 2")
+        await pilot.pause()
+        await pilot.pause()
+        text = screen_text(app)
+        assert "line 59" in text and "In [3]: b = a * 2" in text, text
+        assert log.is_vertical_scroll_end and log.max_scroll_y > 0, (log.scroll_y, log.max_scroll_y)
+        bar = log.vertical_scrollbar
+        assert (bar.window_virtual_size, bar.position) == (log.virtual_size.height, log.scroll_y)

@@ -71,6 +71,7 @@ class CodeInput(TextArea):
         self._paste = PasteBurst()
         self._paste_timer = None
         self._paste_ends_with_enter = False
+        self._verdict: tuple[str, bool] | None = None  # (text, is_complete(text)): Enter asks twice (the app's hold)
 
     def on_mount(self) -> None:
         # Compiling tree-sitter's Python query takes a few tens of ms: after the first frame, and after the
@@ -164,7 +165,12 @@ class CodeInput(TextArea):
 
     def _enter_runs(self) -> bool:
         on_last_line = self.cursor_location[0] == self.document.line_count - 1
-        return on_last_line and self.selection.is_empty and is_complete(self.text)
+        return on_last_line and self.selection.is_empty and self._complete(self.text)
+
+    def _complete(self, text: str) -> bool:
+        if self._verdict is None or self._verdict[0] != text:
+            self._verdict = (text, is_complete(text))  # codeop compiles the text up to three times
+        return self._verdict[1]
 
     def enter_submits(self) -> bool:
         """Whether Enter pressed now runs the text as a step (not a newline, a completion's pick or a paste's)."""

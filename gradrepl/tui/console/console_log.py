@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
+from textual.geometry import Region, Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widgets import RichLog
 
@@ -22,23 +24,54 @@ LIT_ECHO = Style(bgcolor="grey30", bold=True)
 
 
 class Echo:
-    """A step's echoed source as written to the log, with the number it took (None: no number)."""
+    """A step's echoed source as written to the log, with the number it took (None: no number).
 
-    def __init__(self, renderable: Table, number: int | None) -> None:
-        self.renderable = renderable
+    The prompts take a margin as wide as the first, the code wraps beside it, line for line as the two-column
+    Table.grid it replaced drew them (a prompt beside each of the code's lines as drawn, blank below the last):
+    the table measured and laid out its columns again at every write, 0.5 ms of each Enter."""
+
+    def __init__(self, prompts: Text, code: Text, number: int | None) -> None:
+        self.prompts = prompts
+        self.code = code
         self.number = number
+        self.margin = max(cell_len(line) for line in prompts.plain.split("\n"))
+
+    def _code_options(self, console, options):
+        """The code's column: what the code needs, at most what the prompts leave."""
+        room = options.update(width=max(1, options.max_width - self.margin), justify=None, no_wrap=False,
+                              overflow="ellipsis", height=None, highlight=False)
+        return room.update_width(max(1, min(room.max_width, Measurement.get(console, room, self.code).maximum)))
 
     def __rich_console__(self, console, options):
-        yield self.renderable
+        blank = Style.null()  # the table's cell style, padding included
+        code_options = self._code_options(console, options)
+        code = console.render_lines(self.code, code_options, style=blank)
+        prompts = console.render_lines(self.prompts, options.update(
+            width=self.margin, justify=None, no_wrap=True, overflow="ellipsis", height=None, highlight=False),
+            style=blank)
+        height = max(len(code), len(prompts))
+        prompts = Segment.set_shape(prompts, self.margin, height, style=blank)
+        code = Segment.set_shape(code, code_options.max_width, height, style=blank)
+        new_line = Segment.line()
+        for prompt, line in zip(prompts, code):
+            yield from prompt
+            yield from line
+            yield new_line
 
     def __rich_measure__(self, console, options) -> Measurement:
-        return Measurement.get(console, options, self.renderable)
+        code = Measurement.get(console, self._code_options(console, options), self.code)
+        return Measurement(self.margin + code.minimum, self.margin + code.maximum).clamp(max_width=options.max_width)
 
 
 class ConsoleLog(RichLog):
     """Append-only log of steps; learner text is always plain Text, never markup."""
 
     KEEP = 2000  # renderables kept for re-wrapping after a resize
+    # RichLog grows virtual_size at every write, and Widget's reactive for it lays the screen out again and
+    # repaints every line of the log (then the compositor renders every widget the union of the dirty
+    # regions crosses: the panel, the borders), ~3 ms of each Enter. The log's size is app.tcss's, never its
+    # content's: a write repaints its new lines and the scrollbar itself (write).
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False, repaint=False)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20, **kwargs)
@@ -91,10 +124,21 @@ class ConsoleLog(RichLog):
         # Where each echo lands, so it can be lit later; a write deferred until the size is known lands
         # nothing now and comes back through here when it is rendered.
         start = len(self.lines)
+        before = self.virtual_size
         written = super().write(content, *args, **kwargs)
+        if self.virtual_size != before:
+            self._grown(before, start)
         if isinstance(content, Echo) and content.number is not None and len(self.lines) > start:
             self._echo_lines[content.number] = range(start, len(self.lines))
         return written
+
+    def _grown(self, before: Size, start: int) -> None:
+        """What a layout did for the lines written from `start`: the scrollbar told (while the log fits its
+        window the thumb fills the track either way, and its repaint is a millisecond), the new lines drawn
+        (a scroll to the end, after the frame, repaints all)."""
+        if max(before.height, self.virtual_size.height) > self.scrollable_content_region.height:
+            self._scroll_update(self.virtual_size)
+        self.refresh(Region(0, start - self.scroll_offset.y, self.size.width, len(self.lines) - start))
 
     def clear(self):
         self._echo_lines = {}
@@ -164,7 +208,7 @@ class ConsoleLog(RichLog):
         more = CONTINUATION.rjust(len(first))
         prompts = Text("\n".join([first] + [more] * (len(lines) - 1)), style="bold green")
         code = python_text(source, word_wrap=True)
-        self._emit(Echo(_side_by_side(prompts, code), number))
+        self._emit(Echo(prompts, code, number))
 
     @shows_reply("the console")
     def write_result(self, result: StepResult) -> None:
@@ -204,10 +248,3 @@ def _tagged(strip: Strip, tag: str) -> Strip:
         return strip
     return Strip([*strip.crop(0, width - len(tag)), Segment(tag)], width)
 
-
-def _side_by_side(prompts: Text, code: Text) -> Table:
-    grid = Table.grid(padding=0)
-    grid.add_column(no_wrap=True)
-    grid.add_column(ratio=1)
-    grid.add_row(prompts, code)
-    return grid
