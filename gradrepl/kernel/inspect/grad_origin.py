@@ -3,8 +3,8 @@
 
 Each row's tensor that requires grad is noted by the state of its .grad: which tensor it is and that
 tensor's version counter (an in-place op bumps it; a .grad set anew is another tensor). Noted as the step
-starts, as it ends, and just before and after each backward pass that reaches it (backward_log.py walks the
-pass's graph and calls here: a leaf whose AccumulateGrad the pass runs, a tensor in backward(inputs=...), a
+starts, as it ends (only the rows whose .grad the panel shows changed: no other is told), and just before
+and after each backward pass that reaches it (backward_log.py walks the pass's graph and calls here: a leaf whose AccumulateGrad the pass runs, a tensor in backward(inputs=...), a
 non-leaf whose node is in the graph, for its retained grad). A state that moved other than during a pass
 that reached it (before, between, after the passes, or in a hook of a pass that never reached it) was
 written by something else; so was a .grad whose value changed in a step where no pass moved it (a write
@@ -109,11 +109,14 @@ def after_pass() -> None:
             _note(entry, _by_pass, "compared")
 
 
-def end() -> Origins:
-    """The step ended: which .grad states moved other than by a pass that reached them, and which a pass moved."""
+def end(keys) -> Origins:
+    """The step ended: which .grad states moved other than by a pass that reached them, and which a pass moved;
+    the states now are read of the tensors whose ids are in `keys` (the rows whose .grad the step changed)."""
     with NO_TORCH_FUNCTION():
-        for entry in _watched.values():
-            _note(entry, _outside)
+        for key in keys:
+            entry = dict_get(_watched, key)
+            if entry is not None:
+                _note(entry, _outside)
     return Origins(frozenset(_outside), frozenset(_by_pass))
 
 
