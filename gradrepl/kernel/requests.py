@@ -448,11 +448,13 @@ def _grads_set(rows: list[dict], names: dict[int, str], grads_before: dict[str, 
     """The changed rows whose .grad the step set, deleted or changed other than by a backward pass
     (`x.grad = None`, `x.grad.mul_(2)`, grad_origin.py): what their .grad holds now is no addition onto what
     it held before the step (every changed row, when the writes went unfollowed)."""
-    ids, origins = writes.grads_set(), grad_origin.end()
+    ids = writes.grads_set()
     if ids is None:
         return [row["name"] for row in rows]
     changed = {row["name"] for row in rows}
     regraded = {row["name"] for row in rows if row.get("grad") != grads_before.get(row["name"])}
+    # only a row whose .grad the panel shows changed can be named below: only those are read again at the end
+    origins = grad_origin.end({i for i, name in names.items() if name in regraded})
     # moved other than by a pass that reached it; or changed while no pass moved it
     unmade = set(origins.outside) | {i for i in names if i not in origins.by_pass}
     return sorted({names[i] for i in ids if i in names and names[i] in changed}

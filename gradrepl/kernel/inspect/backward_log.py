@@ -117,7 +117,7 @@ def _run_backward(t_outputs, *args, **kwargs):
                 walked = None
     hooks = _watch_arrivals(log, walked[1]) if walked is not None else []
     STASH("context", _copy_context())  # what torch's own entry does for compiled autograd
-    grad_origin.before_pass((graph[3] if accumulates else [], graph[1]) if watched and graph is not None else None)
+    grad_origin.before_pass((graph[3] if accumulates else [], graph[1], graph[2]) if watched and graph is not None else None)
     try:
         result = RUN_BACKWARD(ENGINE, t_outputs, *args, **kwargs)
     finally:
