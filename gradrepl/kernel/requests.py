@@ -154,7 +154,7 @@ class Kernel:
         outcome = {"result": None, "error": None, "notes": []}
         tracer, self.armed_trace = self.armed_trace, None
         transforms_before, grads_before = self.transforms.calls, self.inspector.grads()
-        grad_origin.begin(self.inspector.refs())
+        grad_origin.begin(self.inspector.refs(requiring_grad=not self.flags_dirty))  # only they have a .grad to watch
         first_line = int(message.get("first_line", 1))
         made_by.begin_step(step, message["source"], first_line)
         try:
@@ -167,7 +167,7 @@ class Kernel:
             # bounded reads; an object that hangs or raises is skipped from then on, said once in the notes
             rows, removed, panel_notes = self.inspector.guarded_step(self.namespace, self.flags_dirty)
             outcome["notes"].extend(panel_notes)
-            outcome["grads_set"] = _grads_set(rows, self.inspector.names_by_id(), grads_before)
+            outcome["grads_set"] = _grads_set(rows, self.inspector.resolve, grads_before)
         finally:
             # Whatever happened, the step's output ends, so the client never waits for it; the sentinels
             # go out just before the reply, so the client wakes up once for all three.
@@ -444,18 +444,24 @@ def _jedi():
     return jedi
 
 
-def _grads_set(rows: list[dict], names: dict[int, str], grads_before: dict[str, object]) -> list[str]:
+def _grads_set(rows: list[dict], resolve, grads_before) -> list[str]:
     """The changed rows whose .grad the step set, deleted or changed other than by a backward pass
     (`x.grad = None`, `x.grad.mul_(2)`, grad_origin.py): what their .grad holds now is no addition onto what
-    it held before the step (every changed row, when the writes went unfollowed)."""
+    it held before the step (every changed row, when the writes went unfollowed). Only the changed rows are
+    read (`resolve`: a row's name -> its tensor), not every live one: a step costs what it changed."""
     ids = writes.grads_set()
     if ids is None:
         return [row["name"] for row in rows]
-    changed = {row["name"] for row in rows}
+    names: dict[int, list[str]] = {}  # id(tensor) -> the changed rows naming it
+    for row in rows:
+        tensor = resolve(row["name"])
+        if tensor is not None:
+            names.setdefault(id(tensor), []).append(row["name"])
     regraded = {row["name"] for row in rows if row.get("grad") != grads_before.get(row["name"])}
-    # only a row whose .grad the panel shows changed can be named below: only those are read again at the end
-    origins = grad_origin.end({i for i, name in names.items() if name in regraded})
+    # only a row whose .grad the panel shows changed can be named for its origin: only those are read again
+    origins = grad_origin.end({i for i, named in names.items() if not regraded.isdisjoint(named)})
+    set_by_write = {name for i in ids for name in names.get(i, ())}
     # moved other than by a pass that reached it; or changed while no pass moved it
-    unmade = set(origins.outside) | {i for i in names if i not in origins.by_pass}
-    return sorted({names[i] for i in ids if i in names and names[i] in changed}
-                  | {names[i] for i in unmade if i in names and names[i] in regraded})
+    unmade = {name for i, named in names.items() if i in origins.outside or i not in origins.by_pass
+              for name in named if name in regraded}
+    return sorted(set_by_write | unmade)

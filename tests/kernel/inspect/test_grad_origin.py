@@ -42,3 +42,24 @@ async def test_many_rows_of_which_one_is_reached(session):
         result = await session.execute(code)
         assert result.error is None, (code, result.error)
     assert result.grads_set == [], result.grads_set
+
+
+# A step's start watches only the rows that require grad as the table last read them (a step costs what it
+# changed: the others cannot hold a .grad a pass writes); so a flip of requires_grad must reach the table,
+# or the .grad a later pass adds would be told as set by hand.
+FLIPS = {
+    "requires_grad_()": "x.requires_grad_()",
+    "requires_grad = True": "x.requires_grad = True",
+    "inside a function": "def turn_on(t):\n    t.requires_grad_(True)\nturn_on(xs[0])",
+}
+
+
+@pytest.mark.parametrize("flip", list(FLIPS))
+async def test_a_pass_after_requires_grad_was_turned_on_is_told_as_a_pass(session, flip):
+    for code in ["x = torch.ones(2)\nxs = [x]\nothers = [torch.zeros(2) for _ in range(50)]", FLIPS[flip],
+                 "(x * 3).sum().backward()"]:
+        result = await session.execute(code)
+        assert result.error is None, (code, result.error)
+    assert result.grads_set == [], result.grads_set
+    result = await session.execute("(x * 3).sum().backward(); torch._C.TensorBase.grad.__set__(x, torch.full((2,), 7.0))")
+    assert result.error is None and set(result.grads_set) & {"x", "xs[0]"}, (result.error, result.grads_set)
