@@ -13,10 +13,11 @@ import sys
 
 def _warm() -> None:
     """Import what a tutor imports before its first frame and just after it (its session, the kernel
-    client, the magics), then draw that first frame once, headless and without a kernel, and highlight its input: the modules
-    it imports on the way and what Textual, Rich and the code input's grammar and query keep from it are then
-    every tab's from the fork, and a tab's first frame costs its own compose and paint only. Ten tabs
-    at once on two cores otherwise each pay it all, and each other tab's session imports beside it."""
+    client, the magics), then draw that first frame once, headless and without a kernel, and highlight its
+    input: the modules it imports on the way and what Textual, Rich and the code input's grammar and query
+    keep from it are then every tab's from the fork, and a tab's first frame costs its own compose and paint
+    only. Ten tabs at once on two cores otherwise each pay it all, and each other tab's session imports
+    beside it."""
     import asyncio
     import gc
 

@@ -22,11 +22,11 @@ from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
 
 from gradrepl.history import History, default_path
 from gradrepl.client.options import KernelOptions
 from gradrepl.session.state import KernelState
+from gradrepl.tui.app_part import found
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.commands import GradReplCommands
 from gradrepl.tui.console.console_log import ConsoleLog
@@ -277,22 +277,14 @@ class GradReplApp(KernelWorkers, StepReplies, PanelViews, LeavingApp, App):
         if action == "close_details":
             return self.details_name is not None or any(view.display for view in self.panel_views(TraceView))
         if action == "toggle_library_frames":  # only once a traceback has library frames to show
-            return (log := self._found(ConsoleLog)) is not None and log.has_library_frames
+            return (log := found(self, ConsoleLog)) is not None and log.has_library_frames
         if action == "focus_input":  # Escape brings typing back to where it shows
             return not isinstance(self.focused, CodeInput)
         if action == "lesson_next":
-            return (pane := self._found(LESSON_PANE)) is not None and pane.can_advance()
+            return (pane := found(self, LESSON_PANE)) is not None and pane.can_advance()
         if action == "lesson_check":
-            return (pane := self._found(LESSON_PANE)) is not None and pane.open_task() is not None
+            return (pane := found(self, LESSON_PANE)) is not None and pane.open_task() is not None
         return True
-
-    def _found(self, selector):
-        """The one widget `selector` names, or None: the footer asks check_action of every key at each rebuild,
-        and a query() of the screen walks every widget (~0.1 ms each), query_one is cached."""
-        try:
-            return self.query_one(selector)
-        except NoMatches:
-            return None
 
     def tensor_names(self) -> list[str]:
         """Live tensor names in panel order (for the command palette)."""

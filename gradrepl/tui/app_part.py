@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.css.query import NoMatches
 from textual.message_pump import MessagePump
 
 
@@ -13,3 +14,12 @@ class AppPart(MessagePump):
     of a plain mixin would never run (its on_* methods would). No two parts define the same on_*:
     Textual calls every class's handler of a message, not only the first found.
     """
+
+
+def found(node, selector):
+    """The one widget `selector` names under `node`, or None (query_one, which raises NoMatches): a step's
+    and the footer's look-ups ask it, not a query() of the screen, which walks every widget (~0.1 ms each)."""
+    try:
+        return node.query_one(selector)
+    except NoMatches:
+        return None

@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import TypeVar
 
 from textual import on
-from textual.css.query import NoMatches
 from textual.widget import AwaitMount, Widget
 from textual.widgets import TextArea
 
-from gradrepl.tui.app_part import AppPart
+from gradrepl.tui.app_part import AppPart, found
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.console.console_log import ConsoleLog
 from gradrepl.tui.tensors.details import TensorDetails
@@ -37,11 +36,7 @@ class PanelViews(AppPart):
 
     def inspector(self) -> Widget | None:
         """The tensor panel of the main screen (None before it is composed or once the app is closing)."""
-        base = self.screen_stack[0] if self.screen_stack else None
-        try:
-            return base.query_one("#inspector") if base is not None else None
-        except NoMatches:
-            return None
+        return found(self.screen_stack[0], "#inspector") if self.screen_stack else None
 
     def panel_views(self, view: type[View]) -> list[View]:
         """The inspector's `view` once mounted (LAZY_VIEWS), else none. Its children only: a query of the

@@ -5,9 +5,8 @@ details loaded; and the repaints held for a step's reply (REPLY_HOLD).
 from __future__ import annotations
 
 from textual import on
-from textual.css.query import NoMatches
 
-from gradrepl.tui.app_part import AppPart
+from gradrepl.tui.app_part import AppPart, found
 from gradrepl.session.state import said_once
 from gradrepl.tui.console.code_input import CodeInput
 from gradrepl.tui.console.console_log import ConsoleLog
@@ -66,10 +65,9 @@ class StepReplies(AppPart):
         self.kernel_state = message.state
         if not self.screen_stack:  # the app is closing (its screens gone) as the kernel stops: nothing to draw
             return
-        try:
-            self.query_one(StatusBar).set_state(message.state)
-        except NoMatches:  # none yet on a loaded machine's first frames: it reads kernel_state on mount
-            pass
+        bar = found(self, StatusBar)  # none yet on a loaded machine's first frames: it reads kernel_state on mount
+        if bar is not None:
+            bar.set_state(message.state)
         if message.state == "busy":
             self._busy_timer.resume()
         else:

@@ -4,8 +4,9 @@
 Each row's tensor that requires grad is noted by the state of its .grad: which tensor it is and that
 tensor's version counter (an in-place op bumps it; a .grad set anew is another tensor). Noted as the step
 starts, as it ends (only the rows whose .grad the panel shows changed: no other is told), and just before
-and after each backward pass that reaches it (backward_log.py walks the pass's graph and calls here: a leaf whose AccumulateGrad the pass runs, a tensor in backward(inputs=...), a
-non-leaf whose node is in the graph, for its retained grad). A state that moved other than during a pass
+and after each backward pass that reaches it (backward_log.py walks the pass's graph and calls here: a leaf
+whose AccumulateGrad the pass runs, a tensor in backward(inputs=...), a non-leaf whose node is in the graph,
+for its retained grad). A state that moved other than during a pass
 that reached it (before, between, after the passes, or in a hook of a pass that never reached it) was
 written by something else; so was a .grad whose value changed in a step where no pass moved it (a write
 through .data bumps no version). A retained non-leaf .grad that a pass replaced can take the old one's

@@ -66,7 +66,6 @@ MAX_ALIASES = 16         # other names listed beside a row; the rest are counted
 SKIPS_PER_STEP = 1       # reads tried again in one step after skipping what failed (each may cost guard's 5 s)
 
 
-
 class GradsNow:
     """The rows' .grad cells at one moment, read after: a step replaces a changed row, never changes one in
     place, so a copy of the table holds them (a dict copy, not a read of every row: 2.4 ms a step at
@@ -78,6 +77,7 @@ class GradsNow:
     def get(self, name: str):
         row = self._rows.get(name)
         return None if row is None else row.get("grad")
+
 
 class Inspector:
     """Rows for the live tensors of a namespace, reported as deltas per step."""
